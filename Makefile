@@ -1,0 +1,36 @@
+# The two commands of the README: `make demo` and `make test`. Both install what is missing
+# first (scripts/install-deps), then build only what they need.
+SHELL := /bin/bash
+.DEFAULT_GOAL := demo
+GENERATOR := -G Ninja
+
+.PHONY: demo test deps build build-asan build-tsan bench-overhead clean
+
+deps:
+	@scripts/install-deps
+
+build: deps
+	@cmake -S . -B build $(GENERATOR) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake --build build
+
+# ASan + UBSan and TSan trees: the multi-threaded tests run in them too.
+build-asan: deps
+	@cmake -S . -B build-asan $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCDSBENCH_SANITIZE=asan >/dev/null
+	@cmake --build build-asan
+
+build-tsan: deps
+	@cmake -S . -B build-tsan $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCDSBENCH_SANITIZE=tsan >/dev/null
+	@cmake --build build-tsan
+
+test: build build-asan build-tsan
+	@scripts/run-tests
+
+demo: build
+	@scripts/demo
+
+# Harness overhead with the `null` structure and per-sample cost of each generator.
+bench-overhead: build
+	@scripts/bench-overhead
+
+clean:
+	rm -rf build build-asan build-tsan

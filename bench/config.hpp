@@ -1,0 +1,50 @@
+// The harness's configuration: every option of `cdsbench`, parsed and checked.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cdsbench/random/any_generator.hpp"
+#include "cdsbench/random/distributions.hpp"
+
+namespace cdsb::bench {
+
+enum class PrefillMode { steady, insert_only, none };
+enum class PinMode { none, compact, scatter, list };
+
+struct Config {
+  std::string ds;
+  int threads = 1;                 // update threads
+  int rq_threads = 0;              // dedicated range-query threads beside them (P10)
+  std::uint64_t key_range = 1'000'000;
+  double insert_pct = 10, delete_pct = 10, rq_pct = 0;  // independent rates (P4); search = rest
+  std::uint64_t rq_size = 100;
+  std::uint64_t duration_ms = 1000;
+  std::optional<std::uint64_t> ops;  // fixed op count for the update threads instead of a duration
+  PrefillMode prefill = PrefillMode::steady;
+  double prefill_tolerance = 0.01;   // fraction of the target size
+  std::uint64_t prefill_timeout_ms = 60'000;
+  DistributionSpec distribution{};
+  GeneratorKind prng = GeneratorKind::xoshiro256starstar;
+  std::uint64_t seed = 0;            // the master seed actually used (drawn when not given)
+  bool seed_given = false;
+  std::uint64_t reseed_every = 0;    // 0: never
+  PinMode pin = PinMode::compact;
+  std::vector<int> pin_cpus;         // PinMode::list
+  std::uint32_t latency_sample = 0;  // time every Nth operation; 0: off
+  std::string reclaimer;             // resolved against the registry entry
+  std::string allocator;
+  int trials = 1;
+  std::string json_path;
+  bool list = false;
+
+  int total_threads() const { return threads + rq_threads; }
+  double search_pct() const { return 100.0 - insert_pct - delete_pct - rq_pct; }
+};
+
+const char* prefill_mode_name(PrefillMode);
+const char* pin_mode_name(PinMode);
+
+}  // namespace cdsb::bench

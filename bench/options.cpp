@@ -1,0 +1,227 @@
+#include "bench/options.hpp"
+
+#include "bench/report.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <sstream>
+
+namespace cdsb::bench {
+
+const char* prefill_mode_name(PrefillMode m) {
+  switch (m) {
+    case PrefillMode::steady: return "steady";
+    case PrefillMode::insert_only: return "insert-only";
+    case PrefillMode::none: return "none";
+  }
+  return "?";
+}
+
+const char* pin_mode_name(PinMode m) {
+  switch (m) {
+    case PinMode::none: return "none";
+    case PinMode::compact: return "compact";
+    case PinMode::scatter: return "scatter";
+    case PinMode::list: return "list";
+  }
+  return "?";
+}
+
+namespace {
+
+struct Bad {
+  std::string message;
+};
+
+template <class Int>
+Int parse_integer(const std::string& option, const std::string& text, Int min, Int max) {
+  Int value{};
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  const std::string allowed = "; allowed: an integer in " + std::to_string(min) + ".." + std::to_string(max);
+  if (text.empty() || ec == std::errc::invalid_argument || ptr != end)
+    throw Bad{option + ": '" + text + "' is not an integer" + allowed};
+  if (ec == std::errc::result_out_of_range || value < min || value > max)
+    throw Bad{option + ": " + text + " is out of range" + allowed};
+  return value;
+}
+
+double parse_number(const std::string& option, const std::string& text, double min, double max,
+                     const std::string& allowed) {
+  double value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc{} || ptr != end || !std::isfinite(value))
+    throw Bad{option + ": '" + text + "' is not a number; allowed: " + allowed};
+  if (value < min || value > max) throw Bad{option + ": " + text + " is out of range; allowed: " + allowed};
+  return value;
+}
+
+// Values are read as text and converted here, so every message has one shape.
+struct RawOptions {
+  std::string ds, threads = "1", rq_threads = "0", key_range = "1000000", insert = "10",
+              delete_ = "10", rq = "0", rq_size = "100", duration_ms, ops, prefill = "steady",
+              prefill_tolerance = "0.01", prefill_timeout_ms = "60000", distribution = "uniform",
+              prng = "xoshiro256starstar", seed, reseed_every = "0", pin = "compact",
+              latency_sample = "0", reclaimer, allocator, trials = "1", json;
+  bool list = false;
+};
+
+Config convert(const RawOptions& raw, const Registry& registry) {
+  Config c;
+  c.list = raw.list;
+  if (c.list) return c;
+
+  std::vector<std::string> names;
+  for (const auto& e : registry.entries()) names.push_back(e.name);
+  if (raw.ds.empty()) throw Bad{"--ds: a structure is required; allowed: " + join(names, ", ") + " (--list describes them)"};
+  const StructureEntry* entry = registry.find(raw.ds);
+  if (!entry) throw Bad{"--ds: unknown structure '" + raw.ds + "'; allowed: " + join(names, ", ")};
+  c.ds = raw.ds;
+
+  constexpr int max_threads = 4096;
+  c.threads = parse_integer<int>("--threads", raw.threads, 1, max_threads);
+  c.rq_threads = parse_integer<int>("--rq-threads", raw.rq_threads, 0, max_threads);
+  c.key_range = parse_integer<std::uint64_t>("--key-range", raw.key_range, 1, std::uint64_t{1} << 62);
+
+  const std::string pct = "a percentage in [0, 100]";
+  c.insert_pct = parse_number("--insert", raw.insert, 0, 100, pct);
+  c.delete_pct = parse_number("--delete", raw.delete_, 0, 100, pct);
+  c.rq_pct = parse_number("--rq", raw.rq, 0, 100, pct);
+  const double sum = c.insert_pct + c.delete_pct + c.rq_pct;
+  if (sum > 100.0 + 1e-9) {
+    std::ostringstream m;
+    m << "--insert/--delete/--rq: the rates sum to " << sum
+      << "%; allowed: a sum of at most 100 (searches are the rest)";
+    throw Bad{m.str()};
+  }
+  c.rq_size = parse_integer<std::uint64_t>("--rq-size", raw.rq_size, 1, c.key_range);
+  if ((c.rq_pct > 0 || c.rq_threads > 0) && !entry->range_queries)
+    throw Bad{std::string(c.rq_pct > 0 ? "--rq" : "--rq-threads") + ": structure '" + c.ds +
+              "' has no range query; allowed: 0 for it"};
+
+  if (!raw.duration_ms.empty() && !raw.ops.empty())
+    throw Bad{"--duration-ms/--ops: give one of them, not both"};
+  if (!raw.ops.empty())
+    c.ops = parse_integer<std::uint64_t>("--ops", raw.ops, 1, std::numeric_limits<std::uint64_t>::max());
+  else if (!raw.duration_ms.empty())
+    c.duration_ms = parse_integer<std::uint64_t>("--duration-ms", raw.duration_ms, 1, 86'400'000);
+
+  if (raw.prefill == "steady") c.prefill = PrefillMode::steady;
+  else if (raw.prefill == "insert-only") c.prefill = PrefillMode::insert_only;
+  else if (raw.prefill == "none") c.prefill = PrefillMode::none;
+  else throw Bad{"--prefill: unknown mode '" + raw.prefill + "'; allowed: steady, insert-only, none"};
+  c.prefill_tolerance = parse_number("--prefill-tolerance", raw.prefill_tolerance, 0, 0.5,
+                                     "a fraction of the target size in [0, 0.5]");
+  c.prefill_timeout_ms = parse_integer<std::uint64_t>("--prefill-timeout-ms", raw.prefill_timeout_ms, 1, 86'400'000);
+
+  auto dist = parse_distribution(raw.distribution);
+  if (auto* err = std::get_if<std::string>(&dist)) throw Bad{*err};
+  c.distribution = std::get<DistributionSpec>(dist);
+
+  const auto prng = generator_from_name(raw.prng);
+  if (!prng) {
+    std::vector<std::string> gens;
+    for (GeneratorKind g : all_generators()) gens.emplace_back(generator_name(g));
+    throw Bad{"--prng: unknown generator '" + raw.prng + "'; allowed: " + join(gens, ", ")};
+  }
+  if (!generator_available(*prng))
+    throw Bad{"--prng: " + raw.prng + " is not available on this CPU; allowed: any other generator"};
+  c.prng = *prng;
+
+  c.seed_given = !raw.seed.empty();
+  if (c.seed_given)
+    c.seed = parse_integer<std::uint64_t>("--seed", raw.seed, 0, std::numeric_limits<std::uint64_t>::max());
+  c.reseed_every = parse_integer<std::uint64_t>("--reseed-every", raw.reseed_every, 0,
+                                                std::numeric_limits<std::uint64_t>::max());
+
+  if (raw.pin == "none") c.pin = PinMode::none;
+  else if (raw.pin == "compact") c.pin = PinMode::compact;
+  else if (raw.pin == "scatter") c.pin = PinMode::scatter;
+  else {
+    c.pin = PinMode::list;
+    std::stringstream items(raw.pin);
+    std::string item;
+    while (std::getline(items, item, ','))
+      c.pin_cpus.push_back(parse_integer<int>("--pin", item, 0, 1 << 20));
+    if (c.pin_cpus.empty() || raw.pin.back() == ',')
+      throw Bad{"--pin: '" + raw.pin + "' is malformed; allowed: none, compact, scatter or a list CPU,CPU,..."};
+  }
+
+  c.latency_sample = parse_integer<std::uint32_t>("--latency-sample", raw.latency_sample, 0, 1u << 30);
+
+  auto pick = [&](const std::string& option, const std::string& given,
+                  const std::vector<std::string>& supported) {
+    if (given.empty()) return supported.front();
+    for (const auto& s : supported)
+      if (s == given) return s;
+    throw Bad{option + ": structure '" + c.ds + "' does not support '" + given + "'; allowed: " + join(supported, ", ")};
+  };
+  c.reclaimer = pick("--reclaimer", raw.reclaimer, entry->reclaimers);
+  c.allocator = pick("--allocator", raw.allocator, entry->allocators);
+  c.trials = parse_integer<int>("--trials", raw.trials, 1, 100'000);
+
+  if (!raw.json.empty()) {
+    std::ofstream probe(raw.json, std::ios::app);  // fail now, not after the trials ran
+    if (!probe) throw Bad{"--json: cannot write '" + raw.json + "'; allowed: a writable file path"};
+    c.json_path = raw.json;
+  }
+  return c;
+}
+
+}  // namespace
+
+std::variant<Config, UsageError, HelpShown> parse_command_line(int argc, const char* const* argv,
+                                                               const Registry& registry) {
+  CLI::App app{"cdsbench: one measured trial of a concurrent set (see README.md and docs/output.md)",
+               "cdsbench"};
+  RawOptions raw;
+  app.add_flag("--list", raw.list, "List the registered structures and exit");
+  app.add_option("--ds", raw.ds, "Structure to measure (see --list)");
+  app.add_option("--threads", raw.threads, "Update threads [1]");
+  app.add_option("--rq-threads", raw.rq_threads, "Dedicated range-query threads beside them [0]");
+  app.add_option("--key-range", raw.key_range, "Keys are drawn from [1, R] [1000000]");
+  app.add_option("--insert", raw.insert, "Insert rate, percent [10]");
+  app.add_option("--delete", raw.delete_, "Delete rate, percent [10]");
+  app.add_option("--rq", raw.rq, "Range-query rate of the update threads, percent [0]");
+  app.add_option("--rq-size", raw.rq_size, "Keys spanned by a range query [100]");
+  app.add_option("--duration-ms", raw.duration_ms, "Measured phase length [1000]");
+  app.add_option("--ops", raw.ops, "Run this many operations in all instead of a duration");
+  app.add_option("--prefill", raw.prefill, "steady | insert-only | none [steady]");
+  app.add_option("--prefill-tolerance", raw.prefill_tolerance, "Accepted size error, fraction of the target [0.01]");
+  app.add_option("--prefill-timeout-ms", raw.prefill_timeout_ms, "Prefill longer than this is an error [60000]");
+  app.add_option("--distribution", raw.distribution,
+                 "uniform | zipf:THETA | zipf-unscrambled:THETA | hotspot:HOT_PCT:OPS_PCT [uniform]");
+  app.add_option("--prng", raw.prng, "Per-thread generator [xoshiro256starstar]");
+  app.add_option("--seed", raw.seed, "Master seed (default: drawn, and printed)");
+  app.add_option("--reseed-every", raw.reseed_every, "Reseed each generator from OpenSSL's CSPRNG every N draws [0: never]");
+  app.add_option("--pin", raw.pin, "none | compact | scatter | CPU,CPU,... [compact]");
+  app.add_option("--latency-sample", raw.latency_sample, "Time every Nth operation [0: off]");
+  app.add_option("--reclaimer", raw.reclaimer, "Memory reclaimer (see --list)");
+  app.add_option("--allocator", raw.allocator, "Allocator (see --list)");
+  app.add_option("--trials", raw.trials, "Repeat the trial N times and print the median [1]");
+  app.add_option("--json", raw.json, "Also write the results as JSON to FILE");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return HelpShown{};
+  } catch (const CLI::ParseError& e) {
+    std::string message = e.what();
+    for (char& ch : message)
+      if (ch == '\n') ch = ' ';
+    return UsageError{message + " (see --help)"};
+  }
+  try {
+    return convert(raw, registry);
+  } catch (const Bad& bad) {
+    return UsageError{bad.message};
+  }
+}
+
+}  // namespace cdsb::bench

@@ -1,0 +1,56 @@
+#include "bench/report.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace cdsb::bench {
+
+std::string join(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out += separator;
+    out += item;
+  }
+  return out;
+}
+
+std::string format_value(const Json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  if (v.is_number_unsigned()) return std::to_string(v.get<std::uint64_t>());
+  if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    char buf[64];
+    if (d != 0 && std::fabs(d) < 1e-3) {
+      std::snprintf(buf, sizeof buf, "%.6g", d);
+      return buf;
+    }
+    std::snprintf(buf, sizeof buf, "%.3f", d);
+    std::string s = buf;
+    s.erase(s.find_last_not_of('0') + 1);  // 12.500 -> 12.5, 3.000 -> 3.
+    if (s.back() == '.') s.pop_back();
+    return s;
+  }
+  if (v.is_null()) return "none";
+  return v.dump();
+}
+
+void print_kv(std::ostream& out, const Json& object) {
+  for (const auto& [key, value] : object.items()) {
+    if (value.is_object()) continue;
+    if (value.is_array()) {
+      std::vector<std::string> items;
+      bool scalar = true;
+      for (const auto& item : value) {
+        scalar = scalar && !item.is_structured();
+        items.push_back(format_value(item));
+      }
+      if (scalar) out << key << '=' << join(items, ",") << '\n';
+      continue;
+    }
+    out << key << '=' << format_value(value) << '\n';
+  }
+}
+
+}  // namespace cdsb::bench

@@ -1,0 +1,51 @@
+// The contract between concurrent sets/maps and everything that uses them (DESIGN.md §3).
+//
+// Keys live in [1, key_range]; a structure may reserve 0 and the maximum key as sentinels.
+// Thread ids are dense (0..max_threads-1) and passed to every operation, so a structure
+// never needs a thread-local lookup on its hot path.
+#pragma once
+
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cdsb {
+
+template <class S>
+concept ConcurrentSet =
+    requires(S& s, int tid, typename S::key_type k, typename S::mapped_type v) {
+      { s.insert(tid, k, v) } -> std::same_as<bool>;  // true iff k was absent and is now present
+      { s.erase(tid, k) } -> std::same_as<bool>;      // true iff k was present and is now absent
+      { s.contains(tid, k) } -> std::same_as<bool>;
+    };
+
+// Optional capabilities: detected, never required.
+
+// Keys in [lo, hi] appended to out (cleared first); returns how many.
+template <class S>
+concept HasRangeQuery =
+    requires(S& s, int tid, typename S::key_type k, std::vector<typename S::key_type>& out) {
+      { s.range_query(tid, k, k, out) } -> std::same_as<std::size_t>;
+    };
+
+// Called by each thread before its first and after its last operation.
+template <class S>
+concept HasThreadHooks = requires(S& s, int tid) {
+  s.thread_init(tid);
+  s.thread_exit(tid);
+};
+
+// Quiescent helpers: called only while no operation runs.
+template <class S>
+concept HasForEachKey = requires(const S& s, void (*fn)(typename S::key_type)) {
+  s.for_each_key(fn);
+};
+
+template <class S>
+concept HasInvariantCheck = requires(const S& s) {
+  { s.check_invariants() } -> std::same_as<std::string>;  // empty when sound
+};
+
+}  // namespace cdsb

@@ -1,0 +1,179 @@
+"""The harness command line end to end: exit statuses, one-line errors, output keys, JSON."""
+import json
+import re
+
+import pytest
+
+from conftest import ROOT, parse_kv, run
+
+SHORT = ["--threads", "2", "--key-range", "2000", "--duration-ms", "100", "--pin", "none", "--seed", "5"]
+
+
+@pytest.mark.parametrize(
+    "args, option",
+    [
+        (["--ds", "no_such_set"], "--ds"),
+        ([], "--ds"),
+        (["--ds", "null", "--threads", "0"], "--threads"),
+        (["--ds", "null", "--threads", "-3"], "--threads"),
+        (["--ds", "null", "--threads", "two"], "--threads"),
+        (["--ds", "null", "--threads", "1e3"], "--threads"),
+        (["--ds", "null", "--insert", "-5"], "--insert"),
+        (["--ds", "null", "--delete", "abc"], "--delete"),
+        (["--ds", "null", "--insert", "60", "--delete", "30", "--rq", "20"], "--insert/--delete/--rq"),
+        (["--ds", "null", "--key-range", "0"], "--key-range"),
+        (["--ds", "null", "--key-range", "99999999999999999999999"], "--key-range"),
+        (["--ds", "null", "--distribution", "zipf:"], "--distribution"),
+        (["--ds", "null", "--distribution", "zipf:0"], "--distribution"),
+        (["--ds", "null", "--distribution", "hotspot:10"], "--distribution"),
+        (["--ds", "null", "--distribution", "pareto"], "--distribution"),
+        (["--ds", "null", "--prng", "rand"], "--prng"),
+        (["--ds", "null", "--pin", "0,x"], "--pin"),
+        (["--ds", "null", "--pin", "0,999999", "--threads", "2"], "--pin"),
+        (["--ds", "null", "--prefill", "full"], "--prefill"),
+        (["--ds", "null", "--prefill-tolerance", "2"], "--prefill-tolerance"),
+        (["--ds", "null", "--duration-ms", "10", "--ops", "10"], "--duration-ms/--ops"),
+        (["--ds", "null", "--ops", "0"], "--ops"),
+        (["--ds", "null", "--rq-size", "0"], "--rq-size"),
+        (["--ds", "null", "--reclaimer", "ebr"], "--reclaimer"),
+        (["--ds", "null", "--allocator", "jemalloc"], "--allocator"),
+        (["--ds", "null", "--trials", "0"], "--trials"),
+        (["--ds", "null", "--seed", "-1"], "--seed"),
+        (["--ds", "null", "--json", "/nonexistent-dir/x.json"], "--json"),
+        (["--ds", "null", "--frobnicate"], "--frobnicate"),
+        (["--ds", "null", "--threads"], "--threads"),
+    ],
+)
+def test_bad_input_is_one_line_naming_the_option_exit_2(args, option):
+    code, out, err = run("cdsbench", *args)
+    assert code == 2, (args, code, out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("cdsbench: error: ")
+    assert option in lines[0], lines[0]
+    assert out == ""
+
+
+def test_bad_values_say_what_is_allowed():
+    _, _, err = run("cdsbench", "--ds", "null", "--threads", "0")
+    assert "allowed: an integer in 1..4096" in err
+    _, _, err = run("cdsbench", "--ds", "nope")
+    assert "allowed: null, locked_std_set, rwlocked_std_set" in err
+
+
+def test_list_names_every_structure_with_reclaimers():
+    code, out, _ = run("cdsbench", "--list")
+    assert code == 0
+    names = [line.split()[0] for line in out.splitlines()]
+    assert names == ["null", "locked_std_set", "rwlocked_std_set"]
+    assert all("reclaimers:" in line for line in out.splitlines())
+    code, out, _ = run("cdsbench-testing", "--list")
+    assert "broken_drops_inserts" in out
+
+
+def test_a_trial_prints_config_machine_trial_and_summary():
+    code, out, err = run("cdsbench", "--ds", "locked_std_set", *SHORT, "--latency-sample", "10")
+    assert code == 0, err
+    header, trial, summary = parse_kv(out)
+    assert header["ds"] == "locked_std_set" and header["seed"] == "5" and header["seed_source"] == "given"
+    assert header["thread_cpus"] == "none,none"
+    assert re.fullmatch(r"[0-9a-f]{40}(-dirty)?|unknown", header["git_commit"])
+    assert int(header["machine_cpus"]) >= 1
+    assert trial["validation"] == "PASS"
+    assert float(trial["throughput_ops_per_s"]) > 0
+    assert int(trial["prefill_size"]) == 1000  # 2000 keys x 10 / (10 + 10), within 1%: exact here
+    assert float(trial["latency_search_p50_ns"]) > 0
+    assert trial["task_clock_ns"] != "unavailable"
+    assert summary["result"] == "PASS" and summary["trials_run"] == "1"
+
+
+def test_seed_is_drawn_and_printed_when_not_given():
+    seeds = set()
+    for _ in range(2):
+        code, out, _ = run("cdsbench", "--ds", "null", "--duration-ms", "10", "--pin", "none")
+        header = parse_kv(out)[0]
+        assert header["seed_source"] == "drawn"
+        seeds.add(header["seed"])
+    assert len(seeds) == 2
+
+
+def test_same_seed_same_operations():
+    args = ["--ds", "locked_std_set", "--threads", "1", "--key-range", "500", "--ops", "5000",
+            "--pin", "none", "--seed", "99"]
+    runs = [parse_kv(run("cdsbench", *args)[1])[1] for _ in range(2)]
+    for key in ("insert_successes", "delete_successes", "search_successes", "actual_key_sum", "prefill_size"):
+        assert runs[0][key] == runs[1][key], key
+
+
+def test_trials_print_each_trial_and_the_median():
+    code, out, _ = run("cdsbench", "--ds", "null", "--trials", "3", "--duration-ms", "20", "--pin", "none")
+    blocks = parse_kv(out)
+    trials, summary = blocks[1:-1], blocks[-1]
+    assert [t["trial"] for t in trials] == ["0", "1", "2"]
+    values = sorted(float(t["throughput_ops_per_s"]) for t in trials)
+    assert float(summary["throughput_ops_per_s_median"]) == pytest.approx(values[1], rel=1e-3)
+
+
+def test_json_matches_the_key_value_lines(tmp_path):
+    path = tmp_path / "out.json"
+    code, out, _ = run("cdsbench", "--ds", "rwlocked_std_set", *SHORT, "--rq", "5", "--json", path)
+    assert code == 0
+    doc = json.loads(path.read_text())
+    header, trial, summary = parse_kv(out)
+    assert doc["config"]["ds"] == "rwlocked_std_set"
+    assert str(doc["trials"][0]["actual_key_sum"]) == trial["actual_key_sum"]
+    assert doc["summary"]["result"] == summary["result"] == "PASS"
+
+
+@pytest.mark.parametrize("name, reason", [
+    ("broken_drops_inserts", "size differs"),
+    ("broken_lying_contains", "disagrees"),
+    ("broken_invariant", "invariant violated"),
+])
+def test_broken_structures_fail_validation_with_exit_1(name, reason):
+    code, out, _ = run("cdsbench-testing", "--ds", name, *SHORT, "--insert", "30", "--delete", "20")
+    assert code == 1
+    trial = parse_kv(out)[1]
+    assert trial["validation"] == "FAIL"
+    assert reason in trial["validation_error"]
+    assert "throughput_ops_per_s_median" not in out  # a failed trial is never a number
+    assert "result=FAIL" in out
+
+
+def test_prefill_timeout_is_an_error_with_the_size_reached():
+    code, out, _ = run("cdsbench", "--ds", "locked_std_set", "--key-range", "50000000",
+                       "--prefill-timeout-ms", "1", "--pin", "none")
+    assert code == 1
+    trial = parse_kv(out)[1]
+    assert trial["prefill_converged"] == "false"
+    assert int(trial["prefill_size"]) < int(trial["prefill_target_size"])
+
+
+def test_oversubscription_warns():
+    code, out, _ = run("cdsbench", "--ds", "null", "--threads", "64", "--duration-ms", "20")
+    assert code == 0
+    assert any(w.startswith("oversubscribed: 64 threads") for w in parse_kv(out)[0]["warning"])
+
+
+@pytest.mark.parametrize("option", ["--rq", "--rq-threads"])
+def test_range_queries_need_a_structure_that_has_them(option):
+    code, out, err = run("cdsbench-testing", "--ds", "test_no_range_query", option, "1", "--duration-ms", "10")
+    assert code == 2 and out == ""
+    assert err.startswith(f"cdsbench: error: {option}: structure 'test_no_range_query' has no range query")
+    code, out, err = run("cdsbench-testing", "--ds", "test_no_range_query", "--duration-ms", "10",
+                         "--key-range", "100", "--pin", "none")
+    assert code == 0, err
+
+
+def test_every_printed_key_is_documented():
+    doc = (ROOT / "docs" / "output.md").read_text()
+    documented = set(re.findall(r"`([a-z0-9_]+)`", doc))
+    code, out, _ = run("cdsbench", "--ds", "locked_std_set", *SHORT, "--rq", "5", "--rq-threads", "1",
+                       "--latency-sample", "5", "--trials", "2")
+    assert code == 0
+    keys = {line.split("=", 1)[0] for line in out.splitlines()}
+    patterns = [re.compile(p.replace("<op>", "(search|insert|delete|range_query)")
+                           .replace("<event>", "[a-z0-9_]+") + "$")
+                for p in re.findall(r"`([a-z0-9_<>]+)`", doc) if "<" in p]
+    undocumented = sorted(k for k in keys if k not in documented and not any(p.match(k) for p in patterns))
+    assert undocumented == []
