@@ -1,4 +1,4 @@
-// A generator chosen at run time (`--generator NAME`), for the harness's one measured loop.
+// A generator chosen at run time (`--prng NAME`), for the harness's one measured loop.
 //
 // The concrete generators live in a std::variant whose alternatives are in GeneratorKind
 // order, so the variant's index is the kind. next() is a switch on that index: a jump table
