@@ -7,10 +7,18 @@
 #include <string_view>
 #include <vector>
 
+#include "bench/differential.hpp"
+#include "bench/history.hpp"
 #include "bench/set_workload.hpp"
 #include "bench/trial.hpp"
 
 namespace cdsb::bench {
+
+// One recorded history: the trial's outcome (validated as usual) and every thread's events.
+struct RecordedHistory {
+  TrialOutcome outcome;
+  HistoryRecorder recorder;
+};
 
 struct StructureEntry {
   std::string name;
@@ -19,6 +27,12 @@ struct StructureEntry {
   std::vector<std::string> allocators;  // supported allocators; the first is the default
   bool range_queries = false;
   std::function<TrialOutcome(const TrialContext&)> run_trial;
+
+  // Correctness toolkit (empty for `null`, which by design is not a set: it stores nothing).
+  std::string model;  // the lincheck checker model its histories follow ("set", ...)
+  std::function<RecordedHistory(const TrialContext&)> record_history;
+  std::function<std::string(std::uint64_t seed, int ops, std::uint64_t key_range)> differential;
+  bool deliberately_broken = false;  // test-only structures the checks must catch
 };
 
 class Registry {
@@ -41,11 +55,28 @@ StructureEntry set_structure(std::string name, std::string description,
                              std::vector<std::string> reclaimers,
                              std::vector<std::string> allocators) {
   static_assert(HasForEachKey<S>, "the harness validates every trial through for_each_key (P6)");
-  return {std::move(name), std::move(description), std::move(reclaimers), std::move(allocators),
-          HasRangeQuery<S>, [](const TrialContext& ctx) {
-            SetWorkload<S> workload(ctx);
-            return run_trial(workload, ctx);
-          }};
+  StructureEntry e;
+  e.name = std::move(name);
+  e.description = std::move(description);
+  e.reclaimers = std::move(reclaimers);
+  e.allocators = std::move(allocators);
+  e.range_queries = HasRangeQuery<S>;
+  e.run_trial = [](const TrialContext& ctx) {
+    SetWorkload<S> workload(ctx);
+    return run_trial(workload, ctx);
+  };
+  if constexpr (stores_keys<S>) {
+    e.model = "set";
+    e.record_history = [](const TrialContext& ctx) {
+      const Config& c = ctx.config;
+      const std::size_t per_thread = c.ops ? *c.ops / c.threads + 1 : 1024;
+      SetWorkload<S, HistoryRecorder> workload(ctx, HistoryRecorder(c.total_threads(), per_thread));
+      TrialOutcome outcome = run_trial(workload, ctx);
+      return RecordedHistory{std::move(outcome), workload.recorder()};
+    };
+    e.differential = &set_differential<S>;
+  }
+  return e;
 }
 
 // The built-in structures; tests add their deliberately broken ones to a copy.

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/history.hpp"
 #include "bench/trial.hpp"
 #include "cdsbench/platform/cache.hpp"
 #include "cdsbench/random/any_generator.hpp"
@@ -56,7 +57,8 @@ struct OpMix {
   }
 };
 
-template <ConcurrentSet S>
+// Recorder: NoRecorder for measurement, HistoryRecorder for linearizability histories.
+template <ConcurrentSet S, class Recorder = NoRecorder>
 class SetWorkload {
  public:
   using Key = typename S::key_type;
@@ -79,7 +81,12 @@ class SetWorkload {
   };
 
   explicit SetWorkload(const TrialContext& ctx)
+    requires(!Recorder::enabled)
+      : SetWorkload(ctx, Recorder{}) {}
+
+  SetWorkload(const TrialContext& ctx, Recorder recorder)
       : cfg_(ctx.config),
+        recorder_(std::move(recorder)),
         set_(std::make_unique<S>(cfg_.total_threads())),
         keys_(cfg_.distribution, cfg_.key_range, thread_seed(ctx.trial_seed, -1)),
         update_mix_(OpMix::from_percent(cfg_.insert_pct, cfg_.delete_pct, cfg_.rq_pct)),
@@ -109,6 +116,7 @@ class SetWorkload {
   }
 
   S& structure() { return *set_; }
+  const Recorder& recorder() const { return recorder_; }
   ThreadState& state(int tid) { return *states_[tid]; }
 
   void thread_start(int tid) {
@@ -127,6 +135,8 @@ class SetWorkload {
   // One measured operation.
   int step(int tid, ThreadState& st) {
     const auto [op, key] = draw(st);
+    std::uint64_t call_ns = 0;
+    if constexpr (Recorder::enabled) call_ns = now_ns();
     bool ok;
     switch (op) {
       case op_insert:
@@ -155,6 +165,11 @@ class SetWorkload {
         break;
       default:
         ok = set_->contains(tid, key);
+    }
+    if constexpr (Recorder::enabled) {
+      static constexpr std::array model_names{"contains", "insert", "erase", "range_query"};
+      const auto k = static_cast<std::int64_t>(key);
+      recorder_.record(tid, {model_names[op], {k, k}, op == op_insert ? 2 : 1, ok, true, call_ns, now_ns()});
     }
     ++st.attempts[op];
     st.successes[op] += ok;
@@ -344,6 +359,7 @@ class SetWorkload {
   }
 
   const Config& cfg_;
+  Recorder recorder_;
   std::unique_ptr<S> set_;
   KeyDistribution keys_;
   OpMix update_mix_, prefill_mix_;

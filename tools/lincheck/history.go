@@ -179,7 +179,13 @@ func assignClients(h *History) error {
 	sort.Slice(threads, func(i, j int) bool { return threads[i] < threads[j] })
 	for client, t := range threads {
 		idx := byThread[t]
-		sort.Slice(idx, func(a, b int) bool { return h.Ops[idx[a]].Call < h.Ops[idx[b]].Call })
+		sort.Slice(idx, func(a, b int) bool {
+			x, y := &h.Ops[idx[a]], &h.Ops[idx[b]]
+			if x.Call != y.Call {
+				return x.Call < y.Call
+			}
+			return x.Input.(*Input).Line < y.Input.(*Input).Line
+		})
 		for k, i := range idx {
 			h.Ops[i].ClientId = client
 			if k == 0 {
@@ -206,9 +212,42 @@ var fieldKinds = map[string]string{
 	"result":  "an integer or null",
 }
 
+// parseLine parses one non-blank line: fastScan for the common case, else
+// encoding/json (slowScan), then the checks that need no JSON.
 func parseLine(line []byte, lineNo int, spec SequentialSpec) (record, error) {
-	fail := func(format string, a ...interface{}) (record, error) {
-		return record{}, &InputError{lineNo, fmt.Sprintf(format, a...)}
+	f, ok := fastScan(line)
+	if !ok {
+		var meta []byte
+		var err error
+		if f, meta, err = slowScan(line, lineNo); err != nil {
+			return record{}, err
+		}
+		if meta != nil {
+			return record{line: lineNo, meta: meta}, nil
+		}
+	}
+	if f.call > f.ret {
+		return record{}, &InputError{lineNo, fmt.Sprintf(`"call" (%d) is after "return" (%d)`, f.call, f.ret)}
+	}
+	if err := spec.CheckOp(f.op, f.args); err != nil {
+		return record{}, &InputError{lineNo, err.Error()}
+	}
+	return record{
+		line:    lineNo,
+		history: f.history,
+		call:    f.call,
+		ret:     f.ret,
+		input:   &Input{Op: f.op, Args: f.args, Line: lineNo, Thread: f.thread},
+		result:  f.result,
+	}, nil
+}
+
+// slowScan decodes a line with encoding/json. It returns the compacted meta
+// value for a meta line, else the operation's fields, or an error naming
+// what is wrong.
+func slowScan(line []byte, lineNo int) (f fastFields, meta []byte, err error) {
+	fail := func(format string, a ...interface{}) (fastFields, []byte, error) {
+		return f, nil, &InputError{lineNo, fmt.Sprintf(format, a...)}
 	}
 	var raw rawLine
 	dec := json.NewDecoder(bytes.NewReader(line))
@@ -231,9 +270,6 @@ func parseLine(line []byte, lineNo int, spec SequentialSpec) (record, error) {
 			return fail("invalid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
 		}
 	}
-	if dec.More() {
-		return fail("invalid JSON: more than one value on the line")
-	}
 	if _, err := dec.Token(); err != io.EOF {
 		return fail("invalid JSON: trailing data after the object")
 	}
@@ -247,9 +283,9 @@ func parseLine(line []byte, lineNo int, spec SequentialSpec) (record, error) {
 		if err := json.Compact(&b, raw.Meta); err != nil {
 			return fail("invalid JSON in \"meta\": %v", err)
 		}
-		return record{line: lineNo, meta: b.Bytes()}, nil
+		return f, b.Bytes(), nil
 	}
-	for _, f := range []struct {
+	for _, fd := range []struct {
 		name    string
 		present bool
 	}{
@@ -257,34 +293,22 @@ func parseLine(line []byte, lineNo int, spec SequentialSpec) (record, error) {
 		{"args", raw.Args != nil}, {"result", raw.Result != nil},
 		{"call", raw.Call != nil}, {"return", raw.Return != nil},
 	} {
-		if !f.present {
-			if f.name == "result" {
+		if !fd.present {
+			if fd.name == "result" {
 				return fail(`missing "result" (use null for "nothing")`)
 			}
-			return fail("missing or null %q (must be %s)", f.name, fieldKinds[f.name])
+			return fail("missing or null %q (must be %s)", fd.name, fieldKinds[fd.name])
 		}
 	}
-	result := Nothing
+	f.result = Nothing
 	if string(raw.Result) != "null" {
 		v, err := strconv.ParseInt(string(raw.Result), 10, 64)
 		if err != nil {
 			return fail(`"result" must be an integer or null`)
 		}
-		result = Some(v)
+		f.result = Some(v)
 	}
-	if *raw.Call > *raw.Return {
-		return fail(`"call" (%d) is after "return" (%d)`, *raw.Call, *raw.Return)
-	}
-	args := *raw.Args
-	if err := spec.CheckOp(*raw.Op, args); err != nil {
-		return fail("%v", err)
-	}
-	return record{
-		line:    lineNo,
-		history: *raw.History,
-		call:    *raw.Call,
-		ret:     *raw.Return,
-		input:   &Input{Op: *raw.Op, Args: args, Line: lineNo, Thread: *raw.Thread},
-		result:  result,
-	}, nil
+	f.history, f.thread, f.op, f.args, f.call, f.ret =
+		*raw.History, *raw.Thread, *raw.Op, *raw.Args, *raw.Call, *raw.Return
+	return f, nil, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"hash/maphash"
 	"strconv"
 	"strings"
 )
@@ -77,15 +78,11 @@ func (p packed) search(stride int, key int64) (int, bool) {
 	return lo, lo < p.n()/stride && p.at(lo*stride) == key
 }
 
-// hash is 64-bit FNV-1a of the bytes.
-func (p packed) hash() uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(p); i++ {
-		h ^= uint64(p[i])
-		h *= 1099511628211
-	}
-	return h
-}
+// hashSeed is fixed for the process, so equal states hash equally.
+var hashSeed = maphash.MakeSeed()
+
+// hash hashes the bytes (maphash: hardware-accelerated where available).
+func (p packed) hash() uint64 { return maphash.String(hashSeed, string(p)) }
 
 // describe renders the words in records of stride words: "a, b" for stride
 // 1, "k: v, k: v" for stride 2, between open and close.

@@ -134,19 +134,9 @@ class KeyDistribution {
   // A key in [1, key_range].
   template <Generator G>
   std::uint64_t operator()(G& g) const {
-    switch (kind_) {
-      case DistributionSpec::Kind::uniform:
-        return 1 + uniform_below(g, key_range_);
-      case DistributionSpec::Kind::zipf: {
-        const std::uint64_t rank = (*zipf_)(g);
-        return permutation_ ? 1 + (*permutation_)(rank - 1) : rank;
-      }
-      case DistributionSpec::Kind::hotspot:
-        // The top 53 bits against a threshold on the 2^53 grid: one draw decides hot or cold.
-        if ((g.next() >> 11) < hot_ops_threshold_) return 1 + uniform_below(g, hot_size_);
-        return hot_size_ + 1 + uniform_below(g, key_range_ - hot_size_);
-    }
-    __builtin_unreachable();
+    // Uniform inline (the common case of the measured loop); the others out of line.
+    if (kind_ == DistributionSpec::Kind::uniform) [[likely]] return 1 + uniform_below(g, key_range_);
+    return draw_skewed(g);
   }
 
   const DistributionSpec& spec() const noexcept { return spec_; }
@@ -168,6 +158,17 @@ class KeyDistribution {
   std::uint64_t hot_size() const noexcept { return hot_size_; }
 
  private:
+  template <Generator G>
+  [[gnu::noinline]] std::uint64_t draw_skewed(G& g) const {
+    if (kind_ == DistributionSpec::Kind::zipf) {
+      const std::uint64_t rank = (*zipf_)(g);
+      return permutation_ ? 1 + (*permutation_)(rank - 1) : rank;
+    }
+    // Hotspot: the top 53 bits against a threshold on the 2^53 grid decide hot or cold.
+    if ((g.next() >> 11) < hot_ops_threshold_) return 1 + uniform_below(g, hot_size_);
+    return hot_size_ + 1 + uniform_below(g, key_range_ - hot_size_);
+  }
+
   void init_hotspot(const DistributionSpec& spec) {
     const auto in_range = [](double f) { return f > 0 && f <= 1; };
     if (!in_range(spec.hot_fraction) || !in_range(spec.hot_ops_fraction)) {

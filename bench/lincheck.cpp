@@ -1,0 +1,242 @@
+#include "bench/lincheck.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include "bench/report.hpp"
+#include "cdsbench/random/generators.hpp"
+#include "cdsbench/random/seeding.hpp"
+#include "cdsbench/random/uniform.hpp"
+
+namespace cdsb::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Options {
+  std::string ds;
+  int threads = 0;          // 0: 3 or 4, drawn per history
+  int ops_per_thread = 0;   // 0: 5..50, drawn per history
+  int histories = 10'000;
+  int long_histories = 3;   // 4 threads x 500 operations each
+  std::uint64_t key_range = 4;
+  std::uint64_t seed = 0;
+  bool seed_given = false;
+  std::string checker, out_dir, timeout = "10s";
+};
+
+struct Shape {
+  int threads, ops_per_thread;
+};
+
+// The shape of history h, a function of its seed only, so `--seed` replays it.
+Shape shape_of(const Options& o, std::uint64_t seed, bool long_history) {
+  if (long_history) return {4, 500};
+  Xoshiro256StarStar rng;
+  rng.seed(seed);
+  const int t = o.threads ? o.threads : 3 + static_cast<int>(uniform_below(rng, 2));
+  const int k = o.ops_per_thread ? o.ops_per_thread : 5 + static_cast<int>(uniform_below(rng, 46));
+  return {t, k};
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+struct CheckResult {
+  std::vector<int> violations, unknown;
+  std::string summary;
+  std::vector<std::string> visualizations;
+  int exit_code = -1;
+};
+
+CheckResult run_checker(const Options& o, const std::string& model, const fs::path& input,
+                        const fs::path& html_dir) {
+  const std::string cmd = shell_quote(o.checker) + " --model " + model + " --input " +
+                          shell_quote(input.string()) + " --timeout-per-history " +
+                          shell_quote(o.timeout) + " --html-dir " + shell_quote(html_dir.string());
+  CheckResult r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  char line[4096];
+  while (std::fgets(line, sizeof line, pipe)) {
+    std::string s(line);
+    if (!s.empty() && s.back() == '\n') s.pop_back();
+    if (s.rfind("violation history=", 0) == 0) r.violations.push_back(std::stoi(s.substr(18)));
+    else if (s.rfind("unknown history=", 0) == 0) r.unknown.push_back(std::stoi(s.substr(16)));
+    else if (s.rfind("visualization=", 0) == 0) r.visualizations.push_back(s.substr(14));
+    else if (s.rfind("histories=", 0) == 0) r.summary = s;
+  }
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// Records and checks every history of one structure; returns 0, 1 or 3 as run_lincheck.
+int check_structure(const Options& o, const StructureEntry& entry, const Topology& topology) {
+  const fs::path dir = fs::path(o.out_dir) / entry.name;
+  fs::create_directories(dir);
+  const fs::path input = dir / "histories.jsonl";
+  std::ofstream out(input, std::ios::trunc);
+  out << "{\"meta\":{\"ds\":\"" << entry.name << "\",\"master_seed\":" << o.seed << "}}\n";
+
+  const int total = o.histories + o.long_histories;
+  std::vector<Shape> shapes(total);
+  std::map<int, std::string> violating;  // history id -> why: invalid, or not linearizable
+  const auto record_start = std::chrono::steady_clock::now();
+  for (int h = 0; h < total; ++h) {
+    const std::uint64_t seed = o.seed + static_cast<std::uint64_t>(h);
+    const Shape shape = shapes[h] = shape_of(o, seed, h >= o.histories);
+    Config c;
+    c.ds = entry.name;
+    c.threads = shape.threads;
+    c.key_range = o.key_range;
+    c.insert_pct = c.delete_pct = 100.0 / 3;
+    c.ops = static_cast<std::uint64_t>(shape.threads) * shape.ops_per_thread;
+    c.prefill = PrefillMode::none;
+    c.pin = PinMode::none;
+    c.seed = seed;
+    c.reclaimer = entry.reclaimers.front();
+    c.allocator = entry.allocators.front();
+    const std::vector<int> cpus(shape.threads, -1);
+    const RecordedHistory rec = entry.record_history(TrialContext{c, topology, cpus, 0, seed});
+    if (rec.outcome.status != TrialStatus::ok)
+      violating[h] = "validation failed: " + format_value(rec.outcome.report.value("validation_error", Json("?")));
+    rec.recorder.write_jsonl(out, h);
+  }
+  out.close();
+  const double record_s = seconds_since(record_start);
+
+  const auto check_start = std::chrono::steady_clock::now();
+  const CheckResult check = run_checker(o, entry.model, input, dir);
+  const double check_s = seconds_since(check_start);
+  if (check.exit_code < 0 || check.exit_code == 2 || check.summary.empty()) {
+    std::cerr << "cdsbench-lincheck: the checker failed on " << input << " (exit " << check.exit_code
+              << "); run it by hand: " << o.checker << " --model " << entry.model << " --input " << input << '\n';
+    return 1;
+  }
+  for (const int h : check.violations) {
+    std::string& why = violating[h];
+    why = why.empty() ? "not linearizable" : "not linearizable; " + why;
+  }
+  constexpr std::size_t shown = 20;  // violation lines printed per structure
+  std::size_t printed = 0;
+  for (const auto& [h, why] : violating) {
+    if (printed++ == shown) {
+      std::cout << "... " << violating.size() - shown << " more violations not shown\n";
+      break;
+    }
+    const std::uint64_t seed = o.seed + static_cast<std::uint64_t>(h);
+    std::cout << "violation ds=" << entry.name << " history=" << h << " seed=" << seed << " reason=\"" << why
+              << "\" replay=\"cdsbench-lincheck --ds " << entry.name << " --threads " << shapes[h].threads
+              << " --ops-per-thread " << shapes[h].ops_per_thread << " --key-range " << o.key_range
+              << " --histories 1 --long-histories 0 --seed " << seed << "\"\n";
+  }
+  for (std::size_t i = 0; i < std::min(check.visualizations.size(), shown); ++i)
+    std::cout << "visualization=" << check.visualizations[i] << '\n';
+  const std::size_t violations = violating.size();
+  const std::size_t found_by_checker = check.violations.size();
+  std::cout << "ds=" << entry.name << " histories=" << total << " violations=" << violations
+            << " not_linearizable=" << found_by_checker << " unknown=" << check.unknown.size() << " record_s=" << format_value(Json(record_s))
+            << " check_s=" << format_value(Json(check_s)) << " histories_file=" << input.string() << '\n';
+  if (violations) return 1;
+  return check.unknown.empty() ? 0 : 3;
+}
+
+}  // namespace
+
+int run_lincheck(int argc, const char* const* argv, const Registry& registry) {
+  CLI::App app{"cdsbench-lincheck: record concurrent histories and check them for linearizability",
+               "cdsbench-lincheck"};
+  Options o;
+  std::string seed_text;
+  app.add_option("--ds", o.ds, "Structure, or 'all' (every registered one that has a checker model)")->required();
+  app.add_option("--threads", o.threads, "Threads per history [3 or 4, drawn per history]")->check(CLI::Range(1, 64));
+  app.add_option("--ops-per-thread", o.ops_per_thread, "Operations per thread [5..50, drawn]")->check(CLI::Range(1, 100000));
+  app.add_option("--histories", o.histories, "Small histories per structure [10000]")->check(CLI::Range(1, 100'000'000));
+  app.add_option("--long-histories", o.long_histories, "Extra histories of 4 threads x 500 operations [3]")->check(CLI::Range(0, 10000));
+  app.add_option("--key-range", o.key_range, "Keys in [1, R]: tiny, so operations collide [4]")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+  app.add_option("--seed", seed_text, "Master seed; history h uses seed + h [drawn, printed]");
+  app.add_option("--checker", o.checker, "The checker binary [next to this one]");
+  app.add_option("--out", o.out_dir, "Directory for histories and visualisations [a fresh temporary one]");
+  app.add_option("--timeout-per-history", o.timeout, "Checker time limit per history, Go duration [10s]");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    std::string m = e.what();
+    for (char& ch : m)
+      if (ch == '\n') ch = ' ';
+    std::cerr << "cdsbench-lincheck: error: " << m << " (see --help)\n";
+    return 2;
+  }
+  if (!seed_text.empty()) {
+    try {
+      std::size_t used = 0;
+      o.seed = std::stoull(seed_text, &used);
+      if (used != seed_text.size() || seed_text[0] == '-') throw std::invalid_argument(seed_text);
+    } catch (const std::exception&) {
+      std::cerr << "cdsbench-lincheck: error: --seed: '" << seed_text << "' is not an integer; allowed: 0.."
+                << std::numeric_limits<std::uint64_t>::max() << '\n';
+      return 2;
+    }
+  } else {
+    o.seed = draw_master_seed();
+  }
+
+  std::vector<const StructureEntry*> targets;
+  std::vector<std::string> names;
+  for (const auto& e : registry.entries()) {
+    if (!e.record_history) continue;
+    names.push_back(e.name);
+    if (o.ds == e.name || (o.ds == "all" && !e.deliberately_broken)) targets.push_back(&e);
+  }
+  if (targets.empty()) {
+    std::cerr << "cdsbench-lincheck: error: --ds: no checkable structure '" << o.ds
+              << "'; allowed: all, " << join(names, ", ") << '\n';
+    return 2;
+  }
+  if (o.checker.empty())
+    o.checker = (fs::canonical("/proc/self/exe").parent_path() / "cdsbench-lincheck-checker").string();
+  if (!fs::exists(o.checker)) {
+    std::cerr << "cdsbench-lincheck: error: --checker: '" << o.checker << "' does not exist; build it with make\n";
+    return 2;
+  }
+  if (o.out_dir.empty()) {
+    char tmpl[] = "/tmp/cdsbench-lincheck-XXXXXX";
+    if (!mkdtemp(tmpl)) {
+      std::cerr << "cdsbench-lincheck: error: cannot create a temporary directory\n";
+      return 1;
+    }
+    o.out_dir = tmpl;
+  }
+  std::cout << "seed=" << o.seed << "\nkey_range=" << o.key_range << "\nout=" << o.out_dir << '\n';
+
+  const Topology topology;
+  int status = 0;
+  for (const StructureEntry* e : targets) {
+    const int s = check_structure(o, *e, topology);
+    if (s == 1 || (s == 3 && status == 0)) status = s;
+  }
+  std::cout << "result=" << (status == 0 ? "PASS" : status == 1 ? "FAIL" : "UNKNOWN") << '\n';
+  return status;
+}
+
+}  // namespace cdsb::bench

@@ -1,0 +1,59 @@
+"""cdsbench-lincheck end to end: sound structures pass, broken ones are caught and replayable."""
+import pathlib
+import re
+
+import pytest
+
+from conftest import run
+
+
+def summary(out, ds):
+    line = next(l for l in out.splitlines() if l.startswith(f"ds={ds} "))
+    return dict(kv.split("=", 1) for kv in line.split())
+
+
+def test_sound_structures_pass(tmp_path):
+    code, out, err = run("cdsbench-lincheck", "--ds", "all", "--histories", "500", "--out", tmp_path)
+    assert code == 0, out + err
+    for ds in ("locked_std_set", "rwlocked_std_set"):
+        s = summary(out, ds)
+        assert s["histories"] == "503" and s["violations"] == "0" and s["unknown"] == "0"
+        lines = pathlib.Path(s["histories_file"]).read_text().splitlines()
+        assert lines[0].startswith('{"meta":')
+        assert len(lines) > 503 * 3 * 5  # every operation of every history recorded
+    assert "null" not in out.replace("null,", "")  # null stores nothing: not a set to check
+
+
+def test_stale_reads_are_caught_by_the_checker_within_the_default_histories(tmp_path):
+    code, out, _ = run("cdsbench-lincheck-testing", "--ds", "broken_stale_contains", "--seed", "7",
+                       "--out", tmp_path, timeout=300)
+    assert code == 1
+    s = summary(out, "broken_stale_contains")
+    assert int(s["not_linearizable"]) > 0
+    replay = re.search(r'violation ds=broken_stale_contains history=(\d+) seed=(\d+) reason="not linearizable[^"]*" replay="([^"]+)"', out)
+    assert replay and int(replay.group(2)) == 7 + int(replay.group(1))
+    assert "--seed " + replay.group(2) in replay.group(3)
+    html = re.search(r"visualization=(\S+)", out).group(1)
+    assert pathlib.Path(html).read_text().lower().startswith("<!doctype html") or "<html" in pathlib.Path(html).read_text()[:500].lower()
+    assert out.rstrip().endswith("result=FAIL")
+
+
+@pytest.mark.parametrize("ds", ["broken_drops_inserts", "broken_lying_contains"])
+def test_other_broken_structures_are_caught(tmp_path, ds):
+    code, out, _ = run("cdsbench-lincheck-testing", "--ds", ds, "--histories", "2000", "--key-range", "128", "--out", tmp_path)
+    assert code == 1
+    assert int(summary(out, ds)["violations"]) > 0
+
+
+@pytest.mark.parametrize("args, option", [
+    (["--ds", "nope"], "--ds"),
+    (["--ds", "null"], "--ds"),
+    (["--ds", "all", "--histories", "0"], "--histories"),
+    (["--ds", "all", "--seed", "x1"], "--seed"),
+    (["--ds", "all", "--checker", "/nonexistent"], "--checker"),
+    (["--histories", "5"], "--ds"),
+])
+def test_bad_input_exit_2(args, option):
+    code, out, err = run("cdsbench-lincheck", *args)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and option in err
