@@ -1,7 +1,5 @@
 #include "bench/lincheck.hpp"
 
-#include <CLI/CLI.hpp>
-
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -11,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "bench/options.hpp"
 #include "bench/report.hpp"
 #include "cdsbench/random/generators.hpp"
 #include "cdsbench/random/seeding.hpp"
@@ -29,7 +28,6 @@ struct Options {
   int long_histories = 3;   // 4 threads x 500 operations each
   std::uint64_t key_range = 4;
   std::uint64_t seed = 0;
-  bool seed_given = false;
   std::string checker, out_dir, timeout = "10s";
 };
 
@@ -175,30 +173,17 @@ int run_lincheck(int argc, const char* const* argv, const Registry& registry) {
   app.add_option("--checker", o.checker, "The checker binary [next to this one]");
   app.add_option("--out", o.out_dir, "Directory for histories and visualisations [a fresh temporary one]");
   app.add_option("--timeout-per-history", o.timeout, "Checker time limit per history, Go duration [10s]");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    std::string m = e.what();
-    for (char& ch : m)
-      if (ch == '\n') ch = ' ';
-    std::cerr << "cdsbench-lincheck: error: " << m << " (see --help)\n";
+  if (auto stop = parse_with_cli11(app, argc, argv)) {
+    if (std::holds_alternative<HelpShown>(*stop)) return 0;
+    std::cerr << "cdsbench-lincheck: error: " << std::get<UsageError>(*stop).message << '\n';
     return 2;
   }
-  if (!seed_text.empty()) {
-    try {
-      std::size_t used = 0;
-      o.seed = std::stoull(seed_text, &used);
-      if (used != seed_text.size() || seed_text[0] == '-') throw std::invalid_argument(seed_text);
-    } catch (const std::exception&) {
-      std::cerr << "cdsbench-lincheck: error: --seed: '" << seed_text << "' is not an integer; allowed: 0.."
-                << std::numeric_limits<std::uint64_t>::max() << '\n';
-      return 2;
-    }
-  } else {
-    o.seed = draw_master_seed();
+  try {
+    o.seed = seed_text.empty() ? draw_master_seed()
+                               : parse_integer<std::uint64_t>("--seed", seed_text, 0, UINT64_MAX);
+  } catch (const UsageError& e) {
+    std::cerr << "cdsbench-lincheck: error: " << e.message << '\n';
+    return 2;
   }
 
   std::vector<const StructureEntry*> targets;

@@ -2,8 +2,6 @@
 
 #include "bench/report.hpp"
 
-#include <CLI/CLI.hpp>
-
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -34,31 +32,14 @@ const char* pin_mode_name(PinMode m) {
 
 namespace {
 
-struct Bad {
-  std::string message;
-};
-
-template <class Int>
-Int parse_integer(const std::string& option, const std::string& text, Int min, Int max) {
-  Int value{};
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  const std::string allowed = "; allowed: an integer in " + std::to_string(min) + ".." + std::to_string(max);
-  if (text.empty() || ec == std::errc::invalid_argument || ptr != end)
-    throw Bad{option + ": '" + text + "' is not an integer" + allowed};
-  if (ec == std::errc::result_out_of_range || value < min || value > max)
-    throw Bad{option + ": " + text + " is out of range" + allowed};
-  return value;
-}
-
 double parse_number(const std::string& option, const std::string& text, double min, double max,
                      const std::string& allowed) {
   double value = 0;
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
   if (text.empty() || ec != std::errc{} || ptr != end || !std::isfinite(value))
-    throw Bad{option + ": '" + text + "' is not a number; allowed: " + allowed};
-  if (value < min || value > max) throw Bad{option + ": " + text + " is out of range; allowed: " + allowed};
+    throw UsageError{option + ": '" + text + "' is not a number; allowed: " + allowed};
+  if (value < min || value > max) throw UsageError{option + ": " + text + " is out of range; allowed: " + allowed};
   return value;
 }
 
@@ -79,9 +60,9 @@ Config convert(const RawOptions& raw, const Registry& registry) {
 
   std::vector<std::string> names;
   for (const auto& e : registry.entries()) names.push_back(e.name);
-  if (raw.ds.empty()) throw Bad{"--ds: a structure is required; allowed: " + join(names, ", ") + " (--list describes them)"};
+  if (raw.ds.empty()) throw UsageError{"--ds: a structure is required; allowed: " + join(names, ", ") + " (--list describes them)"};
   const StructureEntry* entry = registry.find(raw.ds);
-  if (!entry) throw Bad{"--ds: unknown structure '" + raw.ds + "'; allowed: " + join(names, ", ")};
+  if (!entry) throw UsageError{"--ds: unknown structure '" + raw.ds + "'; allowed: " + join(names, ", ")};
   c.ds = raw.ds;
 
   constexpr int max_threads = 4096;
@@ -98,15 +79,15 @@ Config convert(const RawOptions& raw, const Registry& registry) {
     std::ostringstream m;
     m << "--insert/--delete/--rq: the rates sum to " << sum
       << "%; allowed: a sum of at most 100 (searches are the rest)";
-    throw Bad{m.str()};
+    throw UsageError{m.str()};
   }
   c.rq_size = parse_integer<std::uint64_t>("--rq-size", raw.rq_size, 1, c.key_range);
   if ((c.rq_pct > 0 || c.rq_threads > 0) && !entry->range_queries)
-    throw Bad{std::string(c.rq_pct > 0 ? "--rq" : "--rq-threads") + ": structure '" + c.ds +
+    throw UsageError{std::string(c.rq_pct > 0 ? "--rq" : "--rq-threads") + ": structure '" + c.ds +
               "' has no range query; allowed: 0 for it"};
 
   if (!raw.duration_ms.empty() && !raw.ops.empty())
-    throw Bad{"--duration-ms/--ops: give one of them, not both"};
+    throw UsageError{"--duration-ms/--ops: give one of them, not both"};
   if (!raw.ops.empty())
     c.ops = parse_integer<std::uint64_t>("--ops", raw.ops, 1, std::numeric_limits<std::uint64_t>::max());
   else if (!raw.duration_ms.empty())
@@ -115,23 +96,23 @@ Config convert(const RawOptions& raw, const Registry& registry) {
   if (raw.prefill == "steady") c.prefill = PrefillMode::steady;
   else if (raw.prefill == "insert-only") c.prefill = PrefillMode::insert_only;
   else if (raw.prefill == "none") c.prefill = PrefillMode::none;
-  else throw Bad{"--prefill: unknown mode '" + raw.prefill + "'; allowed: steady, insert-only, none"};
+  else throw UsageError{"--prefill: unknown mode '" + raw.prefill + "'; allowed: steady, insert-only, none"};
   c.prefill_tolerance = parse_number("--prefill-tolerance", raw.prefill_tolerance, 0, 0.5,
                                      "a fraction of the target size in [0, 0.5]");
   c.prefill_timeout_ms = parse_integer<std::uint64_t>("--prefill-timeout-ms", raw.prefill_timeout_ms, 1, 86'400'000);
 
   auto dist = parse_distribution(raw.distribution);
-  if (auto* err = std::get_if<std::string>(&dist)) throw Bad{*err};
+  if (auto* err = std::get_if<std::string>(&dist)) throw UsageError{*err};
   c.distribution = std::get<DistributionSpec>(dist);
 
   const auto prng = generator_from_name(raw.prng);
   if (!prng) {
     std::vector<std::string> gens;
     for (GeneratorKind g : all_generators()) gens.emplace_back(generator_name(g));
-    throw Bad{"--prng: unknown generator '" + raw.prng + "'; allowed: " + join(gens, ", ")};
+    throw UsageError{"--prng: unknown generator '" + raw.prng + "'; allowed: " + join(gens, ", ")};
   }
   if (!generator_available(*prng))
-    throw Bad{"--prng: " + raw.prng + " is not available on this CPU; allowed: any other generator"};
+    throw UsageError{"--prng: " + raw.prng + " is not available on this CPU; allowed: any other generator"};
   c.prng = *prng;
 
   c.seed_given = !raw.seed.empty();
@@ -150,7 +131,7 @@ Config convert(const RawOptions& raw, const Registry& registry) {
     while (std::getline(items, item, ','))
       c.pin_cpus.push_back(parse_integer<int>("--pin", item, 0, 1 << 20));
     if (c.pin_cpus.empty() || raw.pin.back() == ',')
-      throw Bad{"--pin: '" + raw.pin + "' is malformed; allowed: none, compact, scatter or a list CPU,CPU,..."};
+      throw UsageError{"--pin: '" + raw.pin + "' is malformed; allowed: none, compact, scatter or a list CPU,CPU,..."};
   }
 
   c.latency_sample = parse_integer<std::uint32_t>("--latency-sample", raw.latency_sample, 0, 1u << 30);
@@ -160,7 +141,7 @@ Config convert(const RawOptions& raw, const Registry& registry) {
     if (given.empty()) return supported.front();
     for (const auto& s : supported)
       if (s == given) return s;
-    throw Bad{option + ": structure '" + c.ds + "' does not support '" + given + "'; allowed: " + join(supported, ", ")};
+    throw UsageError{option + ": structure '" + c.ds + "' does not support '" + given + "'; allowed: " + join(supported, ", ")};
   };
   c.reclaimer = pick("--reclaimer", raw.reclaimer, entry->reclaimers);
   c.allocator = pick("--allocator", raw.allocator, entry->allocators);
@@ -168,13 +149,29 @@ Config convert(const RawOptions& raw, const Registry& registry) {
 
   if (!raw.json.empty()) {
     std::ofstream probe(raw.json, std::ios::app);  // fail now, not after the trials ran
-    if (!probe) throw Bad{"--json: cannot write '" + raw.json + "'; allowed: a writable file path"};
+    if (!probe) throw UsageError{"--json: cannot write '" + raw.json + "'; allowed: a writable file path"};
     c.json_path = raw.json;
   }
   return c;
 }
 
 }  // namespace
+
+std::optional<std::variant<UsageError, HelpShown>> parse_with_cli11(CLI::App& app, int argc,
+                                                                    const char* const* argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return HelpShown{};
+  } catch (const CLI::ParseError& e) {
+    std::string message = e.what();
+    for (char& ch : message)
+      if (ch == '\n') ch = ' ';
+    return UsageError{message + " (see --help)"};
+  }
+  return std::nullopt;
+}
 
 std::variant<Config, UsageError, HelpShown> parse_command_line(int argc, const char* const* argv,
                                                                const Registry& registry) {
@@ -206,20 +203,13 @@ std::variant<Config, UsageError, HelpShown> parse_command_line(int argc, const c
   app.add_option("--allocator", raw.allocator, "Allocator (see --list)");
   app.add_option("--trials", raw.trials, "Repeat the trial N times and print the median [1]");
   app.add_option("--json", raw.json, "Also write the results as JSON to FILE");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return HelpShown{};
-  } catch (const CLI::ParseError& e) {
-    std::string message = e.what();
-    for (char& ch : message)
-      if (ch == '\n') ch = ' ';
-    return UsageError{message + " (see --help)"};
+  if (auto stop = parse_with_cli11(app, argc, argv)) {
+    if (auto* help = std::get_if<HelpShown>(&*stop)) return *help;
+    return std::get<UsageError>(*stop);
   }
   try {
     return convert(raw, registry);
-  } catch (const Bad& bad) {
+  } catch (const UsageError& bad) {
     return UsageError{bad.message};
   }
 }

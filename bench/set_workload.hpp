@@ -366,6 +366,9 @@ class SetWorkload {
   std::vector<Padded<ThreadState>> states_;
 
   const std::int64_t target_size_, tolerance_;
+  // Prefill coordination. All relaxed: they only steer which operation a thread runs next
+  // (a stale read costs an extra insert or delete, which thread 0's correction absorbs);
+  // the barrier after prefill publishes the structure and every count to all threads.
   alignas(false_sharing_range) std::atomic<std::int64_t> prefill_size_{0};  // exact while prefilling
   alignas(false_sharing_range) std::atomic<std::int64_t> aging_left_{0};
   alignas(false_sharing_range) std::atomic<bool> prefill_done_{false};

@@ -100,6 +100,8 @@ TrialOutcome run_trial(Workload& workload, const TrialContext& ctx) {
   std::vector<ThreadResult> results(n);
 
   std::barrier sync(n + 1);  // the workers and this thread
+  // Relaxed is enough for the stop flag and the running count: they carry no data. What the
+  // workers wrote is published to this thread by join(), and the barriers order the phases.
   std::atomic<bool> stop{false};
   std::atomic<int> update_threads_running{cfg.threads};
   const std::uint64_t per_thread_ops = cfg.ops ? *cfg.ops / cfg.threads : UINT64_MAX;
