@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := demo
 GENERATOR := -G Ninja
 
-.PHONY: demo test deps build build-asan build-tsan bench-overhead clean
+.PHONY: demo test deps build build-asan build-tsan bench-overhead bench-reclaim bench-nr clean
 
 deps:
 	@scripts/install-deps
@@ -31,6 +31,14 @@ demo: build
 # Harness overhead with the `null` structure and per-sample cost of each generator.
 bench-overhead: build
 	@scripts/bench-overhead
+
+# Reclaimers and allocation policies: guard cost, list throughput, memory boundedness (Markdown).
+bench-reclaim: build
+	@scripts/bench-reclaim
+
+# Node Replication and the black-box baselines: the grid of issue 8 -> docs/results-nr.md.
+bench-nr: build
+	@scripts/bench-nr
 
 clean:
 	rm -rf build build-asan build-tsan

@@ -95,6 +95,8 @@ Json config_json(const Config& c, const std::vector<int>& cpus) {
   j["latency_sample"] = c.latency_sample;
   j["reclaimer"] = c.reclaimer;
   j["allocator"] = c.allocator;
+  j["reclaim_eager"] = c.reclaim_eager;
+  j["malloc"] = c.malloc;
   j["trials"] = c.trials;
   return j;
 }
@@ -124,7 +126,8 @@ void list_structures(const Registry& registry) {
   for (const auto& e : registry.entries()) {
     std::cout << e.name << "  " << e.description << "  [reclaimers: " << join(e.reclaimers, ",")
               << "; allocators: " << join(e.allocators, ",")
-              << "; range queries: " << (e.range_queries ? "yes" : "no") << "]\n";
+              << "; range queries: " << (e.range_queries ? "yes" : "no")
+              << (e.layout.empty() ? "" : "; " + e.layout) << "]\n";
   }
 }
 

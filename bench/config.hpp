@@ -36,6 +36,13 @@ struct Config {
   std::uint32_t latency_sample = 0;  // time every Nth operation; 0: off
   std::string reclaimer;             // resolved against the registry entry
   std::string allocator;
+  bool reclaim_eager = false;        // thresholds of 1: reclaim as soon as allowed (sanitizer runs)
+  std::string malloc = "glibc";      // the process's global allocator (--malloc), as served
+  // Black-box structures (METHOD.STRUCTURE, bench/blackbox_workload.hpp).
+  std::optional<std::uint64_t> prefill_items;  // items added before measuring; unset: the paper's
+  std::uint32_t external_work = 0;   // random private cache lines written after each operation
+  int nr_replicas = 0;               // NR virtual nodes; 0: one per NUMA node (hwloc)
+  std::uint64_t nr_log_entries = 0;  // NR log capacity; 0: the default (2^16 entries)
   int trials = 1;
   std::string json_path;
   bool list = false;

@@ -9,18 +9,31 @@
 #include <string>
 #include <vector>
 
+#include "bench/make_structure.hpp"
 #include "cdsbench/random/generators.hpp"
 #include "cdsbench/random/uniform.hpp"
 #include "cdsbench/set/concepts.hpp"
 
 namespace cdsb::bench {
 
+// One differential run: its seed, length and key range, and the structure variant.
+struct DifferentialRun {
+  std::uint64_t seed = 1;
+  int ops = 1000;
+  std::uint64_t key_range = 16;
+  std::string reclaimer, allocator;  // which variant of the structure (registry names)
+  bool reclaim_eager = true;         // reclaim as soon as allowed: a use-after-free shows
+};
+
 // Empty when the structure agreed with std::map on every operation, on its final contents
 // and (when it has one) its invariant check; else what differed.
 template <ConcurrentSet S>
-std::string set_differential(std::uint64_t seed, int ops, std::uint64_t key_range) {
+std::string set_differential(const DifferentialRun& run) {
   using Key = typename S::key_type;
-  S set(1);
+  const std::uint64_t seed = run.seed, key_range = run.key_range;
+  const int ops = run.ops;
+  const auto owned = make_structure<S>(1, run.reclaim_eager);
+  S& set = *owned;
   std::map<Key, typename S::mapped_type> reference;
   Xoshiro256StarStar rng;
   rng.seed(seed);

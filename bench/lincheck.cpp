@@ -1,5 +1,8 @@
 #include "bench/lincheck.hpp"
 
+#include <fnmatch.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -28,7 +31,16 @@ struct Options {
   int long_histories = 3;   // 4 threads x 500 operations each
   std::uint64_t key_range = 4;
   std::uint64_t seed = 0;
+  std::string reclaimer, allocator;  // restrict the variants checked ("" = every test variant)
+  bool split_variants = false;       // --histories per structure, shared by its variants
+  int nr_replicas = 0;                // Node Replication: virtual nodes (0: NUMA nodes)
+  std::string exclude;                // structures --ds selects but not to check (same syntax)
+  std::uint64_t nr_log_entries = 0;   // Node Replication: log capacity (0: the default)
   std::string checker, out_dir, timeout = "10s";
+};
+
+struct Variant {
+  std::string reclaimer, allocator;
 };
 
 struct Shape {
@@ -80,17 +92,35 @@ CheckResult run_checker(const Options& o, const std::string& model, const fs::pa
   return r;
 }
 
+// --ds: a comma-separated list of names, `all` (every sound structure) and shell patterns
+// (`nr.*`, `*.stack`; sound structures only), e.g. `--ds 'fc.*,sl.stack'`.
+bool selects(const std::string& spec, const StructureEntry& e) {
+  std::stringstream items(spec);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    if (item == e.name) return true;
+    if (e.deliberately_broken) continue;
+    if (item == "all" || (item.find_first_of("*?[") != std::string::npos && fnmatch(item.c_str(), e.name.c_str(), 0) == 0))
+      return true;
+  }
+  return false;
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-// Records and checks every history of one structure; returns 0, 1 or 3 as run_lincheck.
-int check_structure(const Options& o, const StructureEntry& entry, const Topology& topology) {
-  const fs::path dir = fs::path(o.out_dir) / entry.name;
+// Records and checks every history of one structure variant; returns 0, 1 or 3 as
+// run_lincheck. Reclamation is eager (thresholds of 1), so that freed memory is reused
+// within these short histories and a premature free shows as a wrong answer (or, in the
+// sanitizer builds, as a report).
+int check_structure(const Options& o, const StructureEntry& entry, const Variant& variant, const Topology& topology) {
+  const fs::path dir = fs::path(o.out_dir) / entry.name / (variant.reclaimer + "-" + variant.allocator);
   fs::create_directories(dir);
   const fs::path input = dir / "histories.jsonl";
   std::ofstream out(input, std::ios::trunc);
-  out << "{\"meta\":{\"ds\":\"" << entry.name << "\",\"master_seed\":" << o.seed << "}}\n";
+  out << "{\"meta\":{\"ds\":\"" << entry.name << "\",\"reclaimer\":\"" << variant.reclaimer
+      << "\",\"allocator\":\"" << variant.allocator << "\",\"master_seed\":" << o.seed << "}}\n";
 
   const int total = o.histories + o.long_histories;
   std::vector<Shape> shapes(total);
@@ -108,8 +138,13 @@ int check_structure(const Options& o, const StructureEntry& entry, const Topolog
     c.prefill = PrefillMode::none;
     c.pin = PinMode::none;
     c.seed = seed;
-    c.reclaimer = entry.reclaimers.front();
-    c.allocator = entry.allocators.front();
+    c.reclaimer = variant.reclaimer;
+    c.allocator = variant.allocator;
+    c.reclaim_eager = true;
+    if (entry.node_replicated) {
+      c.nr_replicas = o.nr_replicas;
+      c.nr_log_entries = o.nr_log_entries;
+    }
     const std::vector<int> cpus(shape.threads, -1);
     const RecordedHistory rec = entry.record_history(TrialContext{c, topology, cpus, 0, seed});
     if (rec.outcome.status != TrialStatus::ok)
@@ -139,16 +174,21 @@ int check_structure(const Options& o, const StructureEntry& entry, const Topolog
       break;
     }
     const std::uint64_t seed = o.seed + static_cast<std::uint64_t>(h);
-    std::cout << "violation ds=" << entry.name << " history=" << h << " seed=" << seed << " reason=\"" << why
-              << "\" replay=\"cdsbench-lincheck --ds " << entry.name << " --threads " << shapes[h].threads
+    std::cout << "violation ds=" << entry.name << " reclaimer=" << variant.reclaimer << " allocator=" << variant.allocator
+              << " history=" << h << " seed=" << seed << " reason=\"" << why << "\" replay=\"cdsbench-lincheck --ds "
+              << entry.name << " --reclaimer " << variant.reclaimer << " --allocator " << variant.allocator
+              << " --threads " << shapes[h].threads
               << " --ops-per-thread " << shapes[h].ops_per_thread << " --key-range " << o.key_range
+              << (entry.node_replicated && o.nr_replicas ? " --nr-replicas " + std::to_string(o.nr_replicas) : "")
+              << (entry.node_replicated && o.nr_log_entries ? " --nr-log-entries " + std::to_string(o.nr_log_entries) : "")
               << " --histories 1 --long-histories 0 --seed " << seed << "\"\n";
   }
   for (std::size_t i = 0; i < std::min(check.visualizations.size(), shown); ++i)
     std::cout << "visualization=" << check.visualizations[i] << '\n';
   const std::size_t violations = violating.size();
   const std::size_t found_by_checker = check.violations.size();
-  std::cout << "ds=" << entry.name << " histories=" << total << " violations=" << violations
+  std::cout << "ds=" << entry.name << " reclaimer=" << variant.reclaimer << " allocator=" << variant.allocator
+            << " histories=" << total << " violations=" << violations
             << " not_linearizable=" << found_by_checker << " unknown=" << check.unknown.size() << " record_s=" << format_value(Json(record_s))
             << " check_s=" << format_value(Json(check_s)) << " histories_file=" << input.string() << '\n';
   if (violations) return 1;
@@ -162,7 +202,7 @@ int run_lincheck(int argc, const char* const* argv, const Registry& registry) {
                "cdsbench-lincheck"};
   Options o;
   std::string seed_text;
-  app.add_option("--ds", o.ds, "Structure, or 'all' (every registered one that has a checker model)")->required();
+  app.add_option("--ds", o.ds, "Structures: names, 'all' or patterns ('nr.*'), comma-separated (those with a checker model)")->required();
   app.add_option("--threads", o.threads, "Threads per history [3 or 4, drawn per history]")->check(CLI::Range(1, 64));
   app.add_option("--ops-per-thread", o.ops_per_thread, "Operations per thread [5..50, drawn]")->check(CLI::Range(1, 100000));
   app.add_option("--histories", o.histories, "Small histories per structure [10000]")->check(CLI::Range(1, 100'000'000));
@@ -170,6 +210,15 @@ int run_lincheck(int argc, const char* const* argv, const Registry& registry) {
   app.add_option("--key-range", o.key_range, "Keys in [1, R]: tiny, so operations collide [4]")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
   app.add_option("--seed", seed_text, "Master seed; history h uses seed + h [drawn, printed]");
+  app.add_option("--reclaimer", o.reclaimer, "Check only this reclaimer's variants [every test variant]");
+  app.add_option("--allocator", o.allocator, "Check only this allocator's variants [every test variant]");
+  app.add_option("--exclude", o.exclude, "Structures to leave out of --ds: names or patterns, comma-separated");
+  app.add_option("--nr-replicas", o.nr_replicas, "Node Replication structures: K virtual nodes [one per NUMA node]")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--nr-log-entries", o.nr_log_entries, "Node Replication structures: log capacity [65536]")
+      ->check(CLI::Range(std::uint64_t{2}, std::uint64_t{1} << 30));
+  app.add_flag("--split-variants", o.split_variants,
+               "Share --histories among a structure's variants instead of running them for each");
   app.add_option("--checker", o.checker, "The checker binary [next to this one]");
   app.add_option("--out", o.out_dir, "Directory for histories and visualisations [a fresh temporary one]");
   app.add_option("--timeout-per-history", o.timeout, "Checker time limit per history, Go duration [10s]");
@@ -191,13 +240,52 @@ int run_lincheck(int argc, const char* const* argv, const Registry& registry) {
   for (const auto& e : registry.entries()) {
     if (!e.record_history) continue;
     names.push_back(e.name);
-    if (o.ds == e.name || (o.ds == "all" && !e.deliberately_broken)) targets.push_back(&e);
+    if (selects(o.ds, e) && !(!o.exclude.empty() && selects(o.exclude, e))) targets.push_back(&e);
   }
   if (targets.empty()) {
     std::cerr << "cdsbench-lincheck: error: --ds: no checkable structure '" << o.ds
               << "'; allowed: all, " << join(names, ", ") << '\n';
     return 2;
   }
+  // The variants: the test variants of each structure (every reclaimer with the default
+  // allocator, every allocator with the default reclaimer), or those --reclaimer/--allocator
+  // pick, which must then exist for every target.
+  std::vector<std::pair<const StructureEntry*, Variant>> work;
+  for (const StructureEntry* e : targets) {
+    if (o.reclaimer.empty() && o.allocator.empty()) {
+      for (const auto& [r, a] : test_variants(*e)) work.push_back({e, {r, a}});
+      continue;
+    }
+    Variant v{o.reclaimer.empty() ? e->reclaimers.front() : o.reclaimer,
+              o.allocator.empty() ? e->allocators.front() : o.allocator};
+    auto has = [](const std::vector<std::string>& list, const std::string& x) {
+      return std::find(list.begin(), list.end(), x) != list.end();
+    };
+    if (!has(e->reclaimers, v.reclaimer) || !has(e->allocators, v.allocator)) {
+      if (o.ds == "all") continue;  // checks the structures that have it
+      std::cerr << "cdsbench-lincheck: error: " << (has(e->reclaimers, v.reclaimer) ? "--allocator" : "--reclaimer")
+                << ": structure '" << e->name << "' does not support '"
+                << (has(e->reclaimers, v.reclaimer) ? v.allocator : v.reclaimer) << "'; allowed: "
+                << join(has(e->reclaimers, v.reclaimer) ? e->allocators : e->reclaimers, ", ") << '\n';
+      return 2;
+    }
+    // Histories are recorded for the test variants only (registry.hpp).
+    const auto tested = test_variants(*e);
+    if (std::find(tested.begin(), tested.end(), std::pair{v.reclaimer, v.allocator}) == tested.end()) {
+      if (o.ds == "all") continue;
+      std::vector<std::string> pairs;
+      for (const auto& [r, a] : tested) pairs.push_back(r + "/" + a);
+      std::cerr << "cdsbench-lincheck: error: --reclaimer/--allocator: " << v.reclaimer << "/" << v.allocator
+                << " is not a test variant of '" << e->name << "'; allowed: " << join(pairs, ", ") << '\n';
+      return 2;
+    }
+    work.push_back({e, v});
+  }
+  if (work.empty()) {
+    std::cerr << "cdsbench-lincheck: error: --reclaimer/--allocator: no structure has that variant\n";
+    return 2;
+  }
+
   if (o.checker.empty())
     o.checker = (fs::canonical("/proc/self/exe").parent_path() / "cdsbench-lincheck-checker").string();
   if (!fs::exists(o.checker)) {
@@ -216,8 +304,13 @@ int run_lincheck(int argc, const char* const* argv, const Registry& registry) {
 
   const Topology topology;
   int status = 0;
-  for (const StructureEntry* e : targets) {
-    const int s = check_structure(o, *e, topology);
+  for (const auto& [e, v] : work) {
+    Options per_variant = o;
+    if (o.split_variants) {
+      const auto variants = std::count_if(work.begin(), work.end(), [&](const auto& w) { return w.first == e; });
+      per_variant.histories = static_cast<int>((o.histories + variants - 1) / variants);
+    }
+    const int s = check_structure(per_variant, *e, v, topology);
     if (s == 1 || (s == 3 && status == 0)) status = s;
   }
   std::cout << "result=" << (status == 0 ? "PASS" : status == 1 ? "FAIL" : "UNKNOWN") << '\n';

@@ -1,5 +1,6 @@
 #include "bench/options.hpp"
 
+#include "bench/process_allocator.hpp"
 #include "bench/report.hpp"
 
 #include <charconv>
@@ -49,9 +50,34 @@ struct RawOptions {
               delete_ = "10", rq = "0", rq_size = "100", duration_ms, ops, prefill = "steady",
               prefill_tolerance = "0.01", prefill_timeout_ms = "60000", distribution = "uniform",
               prng = "xoshiro256starstar", seed, reseed_every = "0", pin = "compact",
-              latency_sample = "0", reclaimer, allocator, trials = "1", json;
-  bool list = false;
+              latency_sample = "0", reclaimer, allocator, malloc, trials = "1", json;
+  bool list = false, reclaim_eager = false;
+  std::string prefill_items, external_work, nr_replicas, nr_log_entries;  // black-box structures
 };
+
+// The options of the black-box structures (METHOD.STRUCTURE); refused for the others.
+void convert_blackbox(const RawOptions& raw, const StructureEntry& entry, Config& c) {
+  auto refuse = [&](const char* option, bool applies, const std::string& given, const char* which) {
+    if (!applies && !given.empty())
+      throw UsageError{std::string(option) + ": structure '" + c.ds + "' does not take it; allowed: only with " + which};
+  };
+  refuse("--prefill-items", entry.black_box, raw.prefill_items, "black-box structures (METHOD.STRUCTURE, e.g. nr.stack)");
+  refuse("--external-work", entry.black_box, raw.external_work, "black-box structures (METHOD.STRUCTURE, e.g. nr.stack)");
+  refuse("--nr-replicas", entry.node_replicated, raw.nr_replicas, "Node Replication structures (nr.*)");
+  refuse("--nr-log-entries", entry.node_replicated, raw.nr_log_entries, "Node Replication structures (nr.*)");
+  if (!raw.prefill_items.empty())
+    c.prefill_items = parse_integer<std::uint64_t>("--prefill-items", raw.prefill_items, 0, std::uint64_t{1} << 40);
+  if (!raw.external_work.empty())
+    c.external_work = parse_integer<std::uint32_t>("--external-work", raw.external_work, 0, 4096);
+  if (!raw.nr_replicas.empty()) c.nr_replicas = parse_integer<int>("--nr-replicas", raw.nr_replicas, 1, 1024);
+  if (!raw.nr_log_entries.empty())
+    c.nr_log_entries = parse_integer<std::uint64_t>("--nr-log-entries", raw.nr_log_entries, 2, std::uint64_t{1} << 30);
+  // The synthetic buffer has key-range entries of two cache lines each.
+  constexpr std::uint64_t synthetic_max = std::uint64_t{1} << 20;
+  if (entry.black_box && c.ds.ends_with(".synthetic") && c.key_range > synthetic_max)
+    throw UsageError{"--key-range: " + std::to_string(c.key_range) + " entries for the synthetic buffer is out of range; allowed: an integer in 1.." +
+                     std::to_string(synthetic_max)};
+}
 
 Config convert(const RawOptions& raw, const Registry& registry) {
   Config c;
@@ -145,7 +171,24 @@ Config convert(const RawOptions& raw, const Registry& registry) {
   };
   c.reclaimer = pick("--reclaimer", raw.reclaimer, entry->reclaimers);
   c.allocator = pick("--allocator", raw.allocator, entry->allocators);
+  c.reclaim_eager = raw.reclaim_eager;
+
+  // Without --malloc the process runs on whatever serves it (glibc, or a sanitizer's).
+  c.malloc = served_malloc();
+  bool known_malloc = false;
+  for (const auto& m : malloc_names()) known_malloc = known_malloc || m == raw.malloc;
+  if (!raw.malloc.empty() && !known_malloc)
+    throw UsageError{"--malloc: unknown allocator '" + raw.malloc + "'; allowed: " + join(malloc_names(), ", ")};
+  if (!raw.malloc.empty() && c.malloc != raw.malloc) {
+    if (c.malloc == "asan" || c.malloc == "tsan")
+      throw UsageError{"--malloc: " + raw.malloc + " cannot serve a sanitizer build (" + c.malloc +
+                       "'s allocator does); allowed: glibc (the default)"};
+    throw UsageError{"--malloc: " + raw.malloc + " was requested but " + c.malloc +
+                     " serves this process (is its library installed? scripts/install-deps installs it); allowed: " +
+                     join(malloc_names(), ", ")};
+  }
   c.trials = parse_integer<int>("--trials", raw.trials, 1, 100'000);
+  convert_blackbox(raw, *entry, c);
 
   if (!raw.json.empty()) {
     std::ofstream probe(raw.json, std::ios::app);  // fail now, not after the trials ran
@@ -200,7 +243,16 @@ std::variant<Config, UsageError, HelpShown> parse_command_line(int argc, const c
   app.add_option("--pin", raw.pin, "none | compact | scatter | CPU,CPU,... [compact]");
   app.add_option("--latency-sample", raw.latency_sample, "Time every Nth operation [0: off]");
   app.add_option("--reclaimer", raw.reclaimer, "Memory reclaimer (see --list)");
-  app.add_option("--allocator", raw.allocator, "Allocator (see --list)");
+  app.add_option("--allocator", raw.allocator, "Allocation policy of the structure's nodes (see --list)");
+  app.add_flag("--reclaim-eager", raw.reclaim_eager,
+               "Reclaim as soon as the scheme allows (thresholds of 1): for sanitizer runs, not for measuring");
+  app.add_option("--malloc", raw.malloc, "The process's global allocator: glibc | jemalloc | mimalloc | tcmalloc [the one serving: glibc]");
+  app.add_option("--prefill-items", raw.prefill_items,
+                 "Black-box structures: items added before measuring [200000, 10000 for sorted_set, capped at --key-range]");
+  app.add_option("--external-work", raw.external_work,
+                 "Black-box structures: random private cache lines written after each operation [0]");
+  app.add_option("--nr-replicas", raw.nr_replicas, "Node Replication: K virtual nodes, one replica each [one per NUMA node]");
+  app.add_option("--nr-log-entries", raw.nr_log_entries, "Node Replication: log capacity, rounded up to a power of two [65536]");
   app.add_option("--trials", raw.trials, "Repeat the trial N times and print the median [1]");
   app.add_option("--json", raw.json, "Also write the results as JSON to FILE");
   if (auto stop = parse_with_cli11(app, argc, argv)) {

@@ -53,4 +53,21 @@ void print_kv(std::ostream& out, const Json& object) {
   }
 }
 
+void put_stats(Json& j, const StatsReport& stats) {
+  for (const auto& [name, value] : stats.values) j[name] = value;
+  for (const HistogramFigure& h : stats.histograms) {
+    j[h.name + "_count"] = h.count;
+    j[h.name + "_avg"] = h.average();
+    j[h.name + "_max"] = h.max;
+    Json buckets = Json::array();
+    for (std::size_t b = 0; b < h.log2_buckets.size(); ++b) {
+      if (!h.log2_buckets[b]) continue;
+      const std::uint64_t lower = b == 0 ? 0 : std::uint64_t{1} << (b - 1);
+      const std::uint64_t upper = b == 0 ? 0 : b == 64 ? UINT64_MAX : (std::uint64_t{1} << b) - 1;
+      buckets.push_back({lower, upper, h.log2_buckets[b]});
+    }
+    j[h.name + "_log2_histogram"] = buckets;
+  }
+}
+
 }  // namespace cdsb::bench

@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "bench/history.hpp"
+#include "bench/make_structure.hpp"
+#include "bench/report.hpp"
 #include "bench/trial.hpp"
 #include "cdsbench/platform/cache.hpp"
 #include "cdsbench/random/any_generator.hpp"
@@ -87,7 +89,7 @@ class SetWorkload {
   SetWorkload(const TrialContext& ctx, Recorder recorder)
       : cfg_(ctx.config),
         recorder_(std::move(recorder)),
-        set_(std::make_unique<S>(cfg_.total_threads())),
+        set_(make_structure<S>(cfg_.total_threads(), cfg_.reclaim_eager)),
         keys_(cfg_.distribution, cfg_.key_range, thread_seed(ctx.trial_seed, -1)),
         update_mix_(OpMix::from_percent(cfg_.insert_pct, cfg_.delete_pct, cfg_.rq_pct)),
         target_size_(steady_state_size(cfg_)),
@@ -290,6 +292,9 @@ class SetWorkload {
       if (invariants.empty()) invariants = "ok";
     }
     j["invariants"] = invariants;
+    if constexpr (requires { S::node_bytes; }) j["node_bytes"] = S::node_bytes;
+    // Reclamation and the structure's own counters, since construction (prefill included).
+    if constexpr (requires(const S& s) { { s.stats() } -> std::same_as<StatsReport>; }) put_stats(j, set_->stats());
 
     const auto [probes, mismatches, first_bad] = probe_contains();
     j["contains_probes"] = probes;

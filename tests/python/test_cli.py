@@ -35,8 +35,12 @@ SHORT = ["--threads", "2", "--key-range", "2000", "--duration-ms", "100", "--pin
         (["--ds", "null", "--duration-ms", "10", "--ops", "10"], "--duration-ms/--ops"),
         (["--ds", "null", "--ops", "0"], "--ops"),
         (["--ds", "null", "--rq-size", "0"], "--rq-size"),
-        (["--ds", "null", "--reclaimer", "ebr"], "--reclaimer"),
+        (["--ds", "null", "--reclaimer", "rcu"], "--reclaimer"),
         (["--ds", "null", "--allocator", "jemalloc"], "--allocator"),
+        (["--ds", "lazy_list", "--reclaimer", "hp"], "--reclaimer"),
+        (["--ds", "harris_michael_list", "--allocator", "arena"], "--allocator"),
+        (["--ds", "null", "--malloc", "hoard"], "--malloc"),
+        (["--ds", "null", "--malloc"], "--malloc"),
         (["--ds", "null", "--trials", "0"], "--trials"),
         (["--ds", "null", "--seed", "-1"], "--seed"),
         (["--ds", "null", "--json", "/nonexistent-dir/x.json"], "--json"),
@@ -64,9 +68,12 @@ def test_bad_values_say_what_is_allowed():
 def test_list_names_every_structure_with_reclaimers():
     code, out, _ = run("cdsbench", "--list")
     assert code == 0
-    names = [line.split()[0] for line in out.splitlines()]
-    assert names == ["null", "locked_std_set", "rwlocked_std_set"]
+    lines = {line.split()[0]: line for line in out.splitlines()}
+    assert list(lines)[:5] == ["null", "locked_std_set", "rwlocked_std_set", "harris_michael_list", "lazy_list"]
     assert all("reclaimers:" in line for line in out.splitlines())
+    assert "[reclaimers: ebr,hp,ibr,none; allocators: system,segregated,pool,segregated_pool;" in lines["harris_michael_list"]
+    assert "[reclaimers: ebr,none;" in lines["lazy_list"]  # no hp, no ibr: see set/list/lazy.hpp
+    assert "node 24 B" in lines["harris_michael_list"]
     code, out, _ = run("cdsbench-testing", "--list")
     assert "broken_drops_inserts" in out
 
@@ -176,9 +183,53 @@ def test_every_printed_key_is_documented():
                        "--latency-sample", "5", "--trials", "2")
     assert code == 0
     keys = {line.split("=", 1)[0] for line in out.splitlines()}
+    for ds, reclaimer in (("harris_michael_list", "ebr"), ("harris_michael_list", "hp"), ("harris_michael_list", "ibr"),
+                          ("lazy_list", "none")):
+        code, more, _ = run("cdsbench", "--ds", ds, "--reclaimer", reclaimer, *SHORT)
+        assert code == 0
+        keys |= {line.split("=", 1)[0] for line in more.splitlines()}
     patterns = [re.compile(p.replace("<op>", "(search|insert|delete|range_query)")
                            .replace("<event>", EVENTS) + "$")
                 for p in re.findall(r"`([a-z0-9_<>]+)`", doc) if "<" in p]
     undocumented = sorted(k for k in keys if k not in documented and not any(p.match(k) for p in patterns))
     assert undocumented == []
     assert "cycles_per_op" in keys and "latency_range_query_p99_9_ns" in keys  # the patterns were exercised
+
+
+def test_every_reclaimer_reports_its_figures_and_they_add_up():
+    for reclaimer in ("none", "ebr", "hp", "ibr"):
+        code, out, err = run("cdsbench", "--ds", "harris_michael_list", "--reclaimer", reclaimer, *SHORT,
+                             "--insert", "40", "--delete", "40")
+        assert code == 0, err
+        header, trial, _ = parse_kv(out)
+        assert header["reclaimer"] == reclaimer and header["allocator"] == "system"
+        allocated, retired, freed, limbo = (int(trial[k]) for k in
+                                            ("nodes_allocated", "nodes_retired", "nodes_freed", "nodes_in_limbo"))
+        assert retired > 0 and allocated >= retired
+        # Every freed node was retired or never published (a failed insert's node).
+        assert freed <= allocated and retired - limbo <= freed
+        if reclaimer == "none":
+            assert limbo == retired  # never frees while the structure lives
+        else:
+            assert limbo < retired // 2
+        assert ("epochs_advanced" in trial) == (reclaimer in ("ebr", "ibr"))
+        assert ("scans" in trial) == (reclaimer in ("hp", "ibr"))
+        assert int(trial["node_bytes"]) == (32 if reclaimer == "ibr" else 24)  # IBR adds the birth epoch
+
+
+@pytest.mark.parametrize("malloc", ["glibc", "jemalloc", "mimalloc", "tcmalloc"])
+def test_malloc_runs_the_harness_under_the_chosen_allocator(malloc):
+    code, out, err = run("cdsbench", "--ds", "lazy_list", "--malloc", malloc, "--allocator", "segregated", *SHORT)
+    assert code == 0, err
+    header, trial, summary = parse_kv(out)
+    assert header["malloc"] == malloc  # what actually serves malloc, found at run time
+    assert trial["validation"] == "PASS" and summary["result"] == "PASS"
+
+
+def test_reclaim_eager_is_reported_and_reclaims_in_tiny_batches():
+    code, out, err = run("cdsbench", "--ds", "harris_michael_list", "--reclaimer", "hp", "--reclaim-eager", *SHORT)
+    assert code == 0, err
+    header, trial, _ = parse_kv(out)
+    assert header["reclaim_eager"] == "true"
+    assert int(trial["scans"]) >= int(trial["nodes_retired"])  # a scan at every retire
+    assert float(trial["reclaim_batch_avg"]) < 3

@@ -13,7 +13,7 @@ def summary(out, ds):
 
 
 def test_sound_structures_pass(tmp_path):
-    code, out, err = run("cdsbench-lincheck", "--ds", "all", "--histories", "500", "--out", tmp_path)
+    code, out, err = run("cdsbench-lincheck", "--ds", "all", "--histories", "500", "--out", tmp_path, timeout=600)
     assert code == 0, out + err
     for ds in ("locked_std_set", "rwlocked_std_set"):
         s = summary(out, ds)
@@ -30,7 +30,8 @@ def test_stale_reads_are_caught_by_the_checker_within_the_default_histories(tmp_
     assert code == 1
     s = summary(out, "broken_stale_contains")
     assert int(s["not_linearizable"]) > 0
-    replay = re.search(r'violation ds=broken_stale_contains history=(\d+) seed=(\d+) reason="not linearizable[^"]*" replay="([^"]+)"', out)
+    replay = re.search(r'violation ds=broken_stale_contains reclaimer=immediate allocator=system history=(\d+) '
+                       r'seed=(\d+) reason="not linearizable[^"]*" replay="([^"]+)"', out)
     assert replay and int(replay.group(2)) == 7 + int(replay.group(1))
     assert "--seed " + replay.group(2) in replay.group(3)
     html = re.search(r"visualization=(\S+)", out).group(1)
@@ -45,7 +46,28 @@ def test_other_broken_structures_are_caught(tmp_path, ds):
     assert int(summary(out, ds)["violations"]) > 0
 
 
+def test_every_variant_of_a_list_is_checked_and_split_variants_shares_the_histories(tmp_path):
+    code, out, err = run("cdsbench-lincheck", "--ds", "harris_michael_list", "--histories", "70",
+                         "--long-histories", "0", "--out", tmp_path)
+    assert code == 0, out + err
+    checked = re.findall(r"^ds=harris_michael_list reclaimer=(\w+) allocator=(\w+) histories=(\d+) violations=0", out, re.M)
+    assert [(r, a) for r, a, _ in checked] == [("ebr", "system"), ("hp", "system"), ("ibr", "system"), ("none", "system"),
+                                               ("ebr", "segregated"), ("ebr", "pool"), ("ebr", "segregated_pool")]
+    assert all(h == "70" for _, _, h in checked)
+    code, out, err = run("cdsbench-lincheck", "--ds", "harris_michael_list", "--histories", "70", "--split-variants",
+                         "--long-histories", "0", "--out", tmp_path / "split")
+    assert code == 0, out + err
+    assert set(re.findall(r"^ds=harris_michael_list .* histories=(\d+) ", out, re.M)) == {"10"}  # 70 / 7 variants
+    code, out, err = run("cdsbench-lincheck", "--ds", "lazy_list", "--reclaimer", "none",
+                         "--histories", "50", "--out", tmp_path / "one")
+    assert code == 0, out + err
+    assert re.findall(r"^ds=lazy_list reclaimer=(\w+) allocator=(\w+) ", out, re.M) == [("none", "system")]
+
+
 @pytest.mark.parametrize("args, option", [
+    (["--ds", "lazy_list", "--reclaimer", "ibr"], "--reclaimer"),
+    (["--ds", "lazy_list", "--allocator", "arena"], "--allocator"),
+    (["--ds", "lazy_list", "--reclaimer", "none", "--allocator", "pool"], "--reclaimer/--allocator"),
     (["--ds", "nope"], "--ds"),
     (["--ds", "null"], "--ds"),
     (["--ds", "all", "--histories", "0"], "--histories"),

@@ -1,7 +1,9 @@
 // `cdsbench-testing`: the harness with the deliberately broken structures registered.
 #include "bench/cli.hpp"
+#include "bench/process_allocator.hpp"
 #include "support/broken_sets.hpp"
 
 int main(int argc, char** argv) {
+  cdsb::bench::prepare_process(argc, argv);
   return cdsb::bench::run_cli(argc, argv, cdsb::testing::registry_with_broken_sets());
 }

@@ -4,6 +4,7 @@
 // cdsbench-lincheck, run by ctest.) The deliberately broken structures must be caught.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -19,16 +20,30 @@ const Registry& registry() {
   return r;
 }
 
-std::vector<std::string> names(bool include_broken) {
-  std::vector<std::string> out;
+// One test variant of a structure: every reclaimer with the default allocator, every
+// allocator with the default reclaimer (registry.hpp's test_variants).
+struct Variant {
+  std::string name, reclaimer, allocator;
+};
+
+std::vector<Variant> variants(bool include_broken) {
+  std::vector<Variant> out;
   for (const auto& e : registry().entries())
-    if (include_broken || !e.deliberately_broken) out.push_back(e.name);
+    if (include_broken || !e.deliberately_broken)
+      for (const auto& [r, a] : test_variants(e)) out.push_back({e.name, r, a});
   return out;
 }
 
-class EveryStructure : public ::testing::TestWithParam<std::string> {
+std::string test_name(const ::testing::TestParamInfo<Variant>& info) {
+  std::string s = info.param.name + "_" + info.param.reclaimer + "_" + info.param.allocator;
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return s;
+}
+
+class EveryStructure : public ::testing::TestWithParam<Variant> {
  protected:
-  const StructureEntry& entry() const { return *registry().find(GetParam()); }
+  const StructureEntry& entry() const { return *registry().find(GetParam().name); }
 };
 
 TEST_P(EveryStructure, AgreesWithStdMapSequentially) {
@@ -39,8 +54,8 @@ TEST_P(EveryStructure, AgreesWithStdMapSequentially) {
     return;
   }
   std::string first_error;
-  for (std::uint64_t seed = 1; seed <= 8 && first_error.empty(); ++seed)
-    first_error = e.differential(seed, 5000, seed * 16);  // key ranges 16..128: many collisions
+  for (std::uint64_t seed = 1; seed <= 8 && first_error.empty(); ++seed)  // key ranges 16..128: many collisions
+    first_error = e.differential({seed, 5000, seed * 16, GetParam().reclaimer, GetParam().allocator, true});
   if (e.deliberately_broken) {
     EXPECT_NE(first_error, "") << e.name << " must be caught";
   } else {
@@ -63,8 +78,11 @@ TEST_P(EverySoundStructure, StressTrialValidates) {
   c.insert_pct = c.delete_pct = 40;
   c.ops = 200'000;
   c.seed = 99;
-  c.reclaimer = e.reclaimers.front();
-  c.allocator = e.allocators.front();
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  c.reclaim_eager = true;  // reclaim at once, so a use-after-free shows
+#endif
+  c.reclaimer = GetParam().reclaimer;
+  c.allocator = GetParam().allocator;
   static const cdsb::Topology topology;
   const std::vector<int> cpus(c.total_threads(), -1);
   const TrialOutcome out = e.run_trial(TrialContext{c, topology, cpus, 0, c.seed});
@@ -72,9 +90,7 @@ TEST_P(EverySoundStructure, StressTrialValidates) {
   EXPECT_EQ(out.report["validation"], "PASS");
 }
 
-INSTANTIATE_TEST_SUITE_P(Registry, EveryStructure, ::testing::ValuesIn(names(true)),
-                         [](const auto& info) { return info.param; });
-INSTANTIATE_TEST_SUITE_P(Registry, EverySoundStructure, ::testing::ValuesIn(names(false)),
-                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(Registry, EveryStructure, ::testing::ValuesIn(variants(true)), test_name);
+INSTANTIATE_TEST_SUITE_P(Registry, EverySoundStructure, ::testing::ValuesIn(variants(false)), test_name);
 
 }  // namespace

@@ -311,7 +311,10 @@ TEST(CommandLine, RejectsBadValuesNamingTheOption) {
   EXPECT_NE(usage_error({"--ds", "null", "--insert", "60", "--delete", "50"}).find("sum to 110"), std::string::npos);
   EXPECT_NE(usage_error({"--ds", "null", "--key-range", "0"}).find("--key-range"), std::string::npos);
   EXPECT_NE(usage_error({"--ds", "null", "--duration-ms", "5", "--ops", "5"}).find("not both"), std::string::npos);
-  EXPECT_NE(usage_error({"--ds", "null", "--reclaimer", "ebr"}).find("allowed: none"), std::string::npos);
+  EXPECT_NE(usage_error({"--ds", "null", "--reclaimer", "rcu"}).find("allowed: none, ebr, hp, ibr"), std::string::npos);
+  EXPECT_NE(usage_error({"--ds", "lazy_list", "--reclaimer", "hp"}).find("allowed: ebr, none"), std::string::npos);
+  EXPECT_NE(usage_error({"--ds", "null", "--malloc", "hoard"}).find("allowed: glibc, jemalloc, mimalloc, tcmalloc"),
+            std::string::npos);
   EXPECT_EQ(usage_error({"--ds", "null", "--insert", "50", "--delete", "50"}), "");
 }
 

@@ -10,6 +10,8 @@ func init() {
 	Register(queueSpec{})
 	Register(stackSpec{})
 	Register(pqueueSpec{})
+	Register(oracleSpec{})
+	Register(sortedSetSpec{})
 }
 
 // packedState provides Init, Equal and Hash for specs whose state is a packed.
@@ -138,9 +140,10 @@ func (queueSpec) Apply(st State, op string, args []int64) (State, Value) {
 //
 //	push(v) -> null
 //	pop()   -> the top element (removed), or null if empty
+//	top()   -> the top element (kept), or null if empty
 type stackSpec struct{ packedState }
 
-var stackOps = []opSig{{"push", 1, 1}, {"pop", 0, 0}}
+var stackOps = []opSig{{"push", 1, 1}, {"pop", 0, 0}, {"top", 0, 0}}
 
 func (stackSpec) Name() string                          { return "stack" }
 func (stackSpec) CheckOp(op string, args []int64) error { return checkSig("stack", stackOps, op, args) }
@@ -156,6 +159,9 @@ func (stackSpec) Apply(st State, op string, args []int64) (State, Value) {
 	n := s.n()
 	if n == 0 {
 		return st, Nothing
+	}
+	if op == "top" {
+		return st, Some(s.at(n - 1))
 	}
 	return s.remove(n-1, n), Some(s.at(n - 1))
 }

@@ -1,0 +1,70 @@
+"""`make demo`: every registered structure, 1, 2 and 4 threads, 0% and 50% updates, 3 trials.
+
+The structures come from `cdsbench --list`, so a structure added to the registry joins the demo
+without an edit here. Each trial lasts 1 s while the whole sweep fits in the demo's budget of
+about 5 minutes on 2 cores; with more structures registered than that allows, the trials are
+shortened to fit (never below 100 ms) and the report says how long they were.
+CDSBENCH_DEMO_TRIAL_MS=1000 forces 1 s trials whatever it costs. Report: results/demo/index.html.
+"""
+import os
+
+from cdsbench.experiment import Bar, Experiment, Heatmap, Histogram, Line, registered_structures
+
+TRIALS = 3
+THREADS = [1, 2, 4]
+UPDATES = [0, 50]
+BUDGET_S = 230     # the runs' share of 5 minutes (the rest: start, database, plots, report)
+OVERHEAD_S = 0.15  # per run besides the measured phase: process start, prefill, validation
+
+
+def trial_ms(grid) -> int:
+    """1000 ms, or less so that every run fits in BUDGET_S."""
+    forced = os.environ.get("CDSBENCH_DEMO_TRIAL_MS")
+    if forced:
+        return int(forced)
+    runs = len(grid["ds"]) * len(grid["threads"]) * len(grid["updates"]) * TRIALS
+    ms = int((BUDGET_S / runs - OVERHEAD_S) * 1000) // 50 * 50
+    return max(100, min(1000, ms))
+
+
+def options(p, grid):
+    # `updates` is no harness option: half of it inserts, half deletes.
+    return {"ds": p["ds"], "threads": p["threads"], "insert": p["updates"] / 2, "delete": p["updates"] / 2,
+            "duration_ms": trial_ms(grid)}
+
+
+EXPERIMENT = Experiment(
+    title="cdsbench demo: every registered structure",
+    description=(
+        "Each registered structure with 1, 2 and 4 update threads, read-only (0% updates) and "
+        "update-heavy (50%: 25% inserts, 25% deletes), keys uniform in [1, 10000], 3 trials per point, "
+        "each its own process (seed 1 + trial); trials last 1 s, or less when many structures are "
+        "registered, to keep the demo near 5 minutes: the duration_ms column says how long. Latency is "
+        "sampled every 64th operation. Structures are grouped by family: the sets, and each sequential "
+        "structure under its black-box constructions (nr = Node Replication, sl = spin lock, "
+        "rwl = readers-writer lock, fc = flat combining, fcplus = flat combining with a readers-writer "
+        "lock, lf = lock-free). On a 2-CPU machine the 4-thread points are oversubscribed on purpose."
+    ),
+    grid={"ds": registered_structures(), "threads": THREADS, "updates": UPDATES},
+    trials=TRIALS,
+    fixed={"key_range": 10_000, "latency_sample": 64},
+    options=options,
+    derived={
+        "family": "ds.split('.', 1)[1] if '.' in ds else 'sets'",
+        "mops_per_s": "throughput_ops_per_s / 1e6",
+        "thread_fairness": "thread_throughput_min_ops_per_s / thread_throughput_max_ops_per_s",
+    },
+    plots=[
+        Heatmap(x="threads", y="ds", value="throughput_ops_per_s", facets=["updates"], log=True,
+                title="Throughput of every structure (operations per second)"),
+        Line(x="threads", y="throughput_ops_per_s", series="ds", facets=["family", "updates"], logy=True,
+             title="Throughput by threads (operations per second, all threads)"),
+        Line(x="threads", y="ns_per_op_per_thread", series="ds", facets=["family"], where={"updates": 50},
+             logy=True, title="Cost of one operation on one thread, 50% updates (ns)"),
+        Histogram(op=["search", "read"], series="ds", facets=["family"], where={"threads": 2, "updates": 50},
+                  title="Latency of searches and reads, 2 threads, 50% updates"),
+        Bar(x="ds", y="peak_rss_bytes", facets=["family"], where={"threads": 1, "updates": 50},
+            title="Peak RSS of a trial, 1 thread, 50% updates (bytes)"),
+    ],
+    timeout_s=90,
+)

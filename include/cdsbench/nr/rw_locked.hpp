@@ -1,0 +1,56 @@
+// RWL: the black-box baseline of Calciu et al. (ASPLOS 2017) that runs read-only operations
+// under the shared side and updates under the exclusive side of one readers-writer lock:
+// the distributed readers-writer lock Node Replication itself uses for its replicas
+// (platform/distributed_rw_lock.hpp, the paper's §5.5), so the comparison is like for like.
+//
+// Every operation: linearizable (at its critical section), blocking.
+#pragma once
+
+#include <string>
+#include <utility>
+
+#include "cdsbench/nr/sequential.hpp"
+#include "cdsbench/platform/distributed_rw_lock.hpp"
+
+namespace cdsb {
+
+template <SequentialStructure D>
+class RwLocked {
+ public:
+  using structure_type = D;
+  using Op = typename D::Op;
+  using Result = typename D::Result;
+
+  // One reader flag per thread: thread tid reads through flag tid.
+  explicit RwLocked(int threads, D structure = D()) : lock_(threads), structure_(std::move(structure)) {}
+
+  // Linearizable; blocking; reclamation: immediate (D frees inside the critical section).
+  // The lock orders each update with every other critical section
+  // (distributed_rw_lock.hpp); concurrent reads run D's read-only ops at once, which D's
+  // contract allows (nr/sequential.hpp).
+  Result execute(int tid, const Op& op) {
+    if (D::is_read_only(op)) {
+      lock_.lock_shared(tid);
+      Result result = structure_.execute(op);
+      lock_.unlock_shared(tid);
+      return result;
+    }
+    lock_.lock();
+    Result result = structure_.execute(op);
+    lock_.unlock();
+    return result;
+  }
+
+  // ---- quiescent helpers -------------------------------------------------------------------
+  const D& structure() const noexcept { return structure_; }
+  std::string check_invariants() const { return structure_.check_invariants(); }
+  std::size_t memory_bytes() const {
+    return sizeof(*this) - sizeof(D) + lock_.memory_bytes() + structure_.memory_bytes();
+  }
+
+ private:
+  DistributedRwLock lock_;
+  D structure_;
+};
+
+}  // namespace cdsb

@@ -1,0 +1,137 @@
+package main
+
+// Tests of the black-box models (models_blackbox.go) and of the stack's top():
+// histories they must reject and accept (joined to the tables that
+// TestRejectsNonLinearizable, TestAcceptsHeavyOverlap and the property tests
+// run for every model), and the fingerprint pinned against the C++ side.
+
+import (
+	"math/rand"
+	"testing"
+)
+
+// fp is the fingerprint after the updates (each a list of arguments) in order.
+func fp(updates ...[]int64) int64 {
+	h := uint64(0)
+	for _, u := range updates {
+		h = fingerprintStep(h, u)
+	}
+	return int64(h)
+}
+
+func u(args ...int64) []int64 { return args }
+
+// fo is an oracle operation whose result is a fingerprint.
+func fo(thread, call, ret int64, op string, result int64, args ...int64) hop {
+	h := o(thread, call, ret, op, nil, args...)
+	h.result = Some(result)
+	return h
+}
+
+func init() {
+	opGens["oracle"] = func(r *rand.Rand) (string, []int64) {
+		if r.Intn(2) == 0 {
+			return "update", []int64{int64(r.Intn(3)), int64(r.Intn(3) - 1)}
+		}
+		return "read", []int64{}
+	}
+	opGens["sortedset"] = func(r *rand.Rand) (string, []int64) {
+		if r.Intn(2) == 0 {
+			return "zincrby", []int64{int64(r.Intn(3)), int64(r.Intn(5) - 2)}
+		}
+		return "zrank", []int64{int64(r.Intn(3))}
+	}
+
+	rejected["oracle"] = []namedHistory{
+		{"read sees an update that had not started", []hop{
+			fo(0, 0, 10, "read", fp(u(5, 1))),
+			fo(1, 11, 20, "update", fp(u(5, 1)), 5, 1),
+		}},
+		{"read misses a completed update", []hop{
+			fo(0, 0, 10, "update", fp(u(5, 1)), 5, 1),
+			fo(1, 11, 20, "read", fp()),
+		}},
+		{"an update applied twice", []hop{
+			fo(0, 0, 10, "update", fp(u(5, 1)), 5, 1),
+			fo(1, 11, 20, "update", fp(u(5, 1), u(5, 1), u(6, 2)), 6, 2),
+		}},
+		{"an update lost (both return the first fingerprint)", allConcurrent(
+			fo(0, 0, 0, "update", fp(u(1, 1)), 1, 1), fo(0, 0, 0, "update", fp(u(2, 1)), 2, 1),
+			fo(0, 0, 0, "read", fp(u(1, 1), u(2, 1))),
+		)},
+		{"reads go back in time", []hop{
+			fo(0, 0, 100, "update", fp(u(1, 1)), 1, 1),
+			fo(1, 10, 20, "read", fp(u(1, 1))),
+			fo(2, 30, 40, "read", fp()),
+		}},
+	}
+	accepted["oracle"] = []namedHistory{
+		// update3, read, update2, update1: the reverse of the call order.
+		{"all concurrent, reverse order", allConcurrent(
+			fo(0, 0, 0, "update", fp(u(3, 1), u(2, 1), u(1, 1)), 1, 1),
+			fo(0, 0, 0, "update", fp(u(3, 1), u(2, 1)), 2, 1),
+			fo(0, 0, 0, "read", fp(u(3, 1))),
+			fo(0, 0, 0, "update", fp(u(3, 1)), 3, 1),
+		)},
+		{"staggered: a read inside an update's interval sees it", []hop{
+			fo(0, 0, 50, "update", fp(u(2, 2), u(1, 1)), 1, 1),
+			fo(1, 5, 15, "update", fp(u(2, 2)), 2, 2),
+			fo(2, 20, 30, "read", fp(u(2, 2), u(1, 1))),
+			fo(2, 31, 40, "read", fp(u(2, 2), u(1, 1))),
+		}},
+	}
+
+	rejected["sortedset"] = []namedHistory{
+		{"zrank of a member never added", []hop{
+			o(0, 0, 10, "zincrby", 1, 1, 1),
+			o(1, 11, 20, "zrank", 0, 2),
+		}},
+		{"rank ignores a completed zincrby", []hop{
+			o(0, 0, 10, "zincrby", 5, 1, 5),
+			o(0, 11, 20, "zincrby", 3, 2, 3),
+			o(1, 21, 30, "zrank", 1, 2),
+		}},
+		{"zincrby applied twice", []hop{
+			o(0, 0, 10, "zincrby", 2, 1, 2),
+			o(1, 11, 20, "zincrby", 6, 1, 2),
+		}},
+		{"ties broken against the member order", []hop{
+			o(0, 0, 10, "zincrby", 4, 2, 4),
+			o(0, 11, 20, "zincrby", 4, 1, 4),
+			o(1, 21, 30, "zrank", 0, 2),
+		}},
+	}
+	accepted["sortedset"] = []namedHistory{
+		// zincrby(2,+3)->3, zincrby(1,+5)->5, zrank(1)->1, zincrby(2,+4)->7, zrank(1)->0.
+		{"all concurrent", allConcurrent(
+			o(0, 0, 0, "zrank", 0, 1), o(0, 0, 0, "zincrby", 7, 2, 4), o(0, 0, 0, "zrank", 1, 1),
+			o(0, 0, 0, "zincrby", 5, 1, 5), o(0, 0, 0, "zincrby", 3, 2, 3),
+		)},
+		// zincrby(3,1)->1 (T2), zincrby(1,-1)->-1 created (T1), zrank(3)->1 (T2),
+		// zincrby(1,2)->1 (T0, called first), zrank(1)->0 (T1: tie at 1, member 1 first).
+		{"staggered", []hop{
+			o(0, 0, 30, "zincrby", 1, 1, 2),
+			o(1, 5, 35, "zincrby", -1, 1, -1),
+			o(1, 40, 50, "zrank", 0, 1),
+			o(2, 1, 20, "zincrby", 1, 3, 1),
+			o(2, 21, 25, "zrank", 1, 3),
+		}},
+	}
+
+	rejected["stack"] = append(rejected["stack"], namedHistory{"top of an empty stack after a completed push", []hop{
+		o(0, 0, 10, "push", nil, 4),
+		o(1, 11, 20, "top", nil),
+	}})
+	accepted["stack"] = append(accepted["stack"], namedHistory{"top sees the later of two concurrent pushes", allConcurrent(
+		c("top", 1), c("push", nil, 2), c("push", nil, 1), c("top", 2),
+	)})
+}
+
+// The fingerprint the C++ side computes for the same updates
+// (tests/unit/test_nr.cpp, Fingerprint.MatchesTheCheckersModel).
+func TestFingerprintPinnedValue(t *testing.T) {
+	const want = int64(7643945910149597460)
+	if got := fp(u(5, 3), u(7, -2)); got != want {
+		t.Fatalf("fingerprint of update(5,3) update(7,-2) = %d, want %d", got, want)
+	}
+}
