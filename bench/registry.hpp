@@ -50,11 +50,20 @@ struct StructureEntry {
 };
 
 // The variants the correctness matrix runs for an entry: every reclaimer with the default
-// allocator, then every other allocator with the default reclaimer.
+// allocator, then every other allocator with the default reclaimer. Under TSan the jemalloc
+// (segregated) allocators are left out: jemalloc is not instrumented, so when it hands one
+// thread's freed memory to another it synchronises where TSan cannot see, and TSan may
+// report the new owner's writes as races with the old owner's reads. The release and ASan
+// trees run those variants.
 inline std::vector<std::pair<std::string, std::string>> test_variants(const StructureEntry& e) {
   std::vector<std::pair<std::string, std::string>> v;
   for (const auto& r : e.reclaimers) v.emplace_back(r, e.allocators.front());
-  for (std::size_t a = 1; a < e.allocators.size(); ++a) v.emplace_back(e.reclaimers.front(), e.allocators[a]);
+  for (std::size_t a = 1; a < e.allocators.size(); ++a) {
+#if defined(__SANITIZE_THREAD__)
+    if (e.allocators[a].find("segregated") != std::string::npos) continue;
+#endif
+    v.emplace_back(e.reclaimers.front(), e.allocators[a]);
+  }
   return v;
 }
 

@@ -2,6 +2,10 @@
 // concurrent (DESIGN.md §3): Node Replication (NR), one spin lock (SL), one readers-writer
 // lock (RWL), flat combining (FC) and flat combining with a readers-writer lock (FC+).
 //
+// A sequential structure's operations are not thread-safe and make no progress guarantee
+// of their own (include/cdsbench/seq/): each construction states what it makes of them
+// (linearizable, and blocking for all but LF).
+//
 // A sequential structure D is a deterministic state machine:
 //   D::Op                          one operation with its arguments: trivially copyable, so
 //                                  NR can put it in its shared log
