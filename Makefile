@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := demo
 GENERATOR := -G Ninja
 
-.PHONY: demo test deps build build-asan build-tsan bench-overhead bench-reclaim bench-nr clean
+.PHONY: demo test deps build build-asan build-tsan bench-overhead bench-reclaim bench-nr bench-bst clean
 
 deps:
 	@scripts/install-deps
@@ -39,6 +39,11 @@ bench-reclaim: build
 # Node Replication and the black-box baselines: the grid of issue 8 -> docs/results-nr.md.
 bench-nr: build
 	@scripts/bench-nr
+
+# The external BSTs beside libcds's and oneTBB's structures: the grid of issue 5 -> docs/results-bst.md
+# (hours on 2 cores; scripts/bench-bst --help shrinks it).
+bench-bst: build
+	@scripts/bench-bst
 
 clean:
 	rm -rf build build-asan build-tsan

@@ -364,12 +364,12 @@ class BlackBoxWorkload {
     const std::uint64_t random = st.rng.next();
     const Op op = type == bb_add ? Traits::add(key, random) : type == bb_remove ? Traits::remove(key, random) : Traits::read(key);
     std::uint64_t call_ns = 0;
-    if constexpr (Recorder::enabled) call_ns = now_ns();
+    if constexpr (Recorder::enabled) call_ns = call_stamp_ns();
     const auto result = method_->execute(tid, op);
     if constexpr (Recorder::enabled) {
       HistoryEvent e = Traits::event(type, op, result);
       e.call_ns = call_ns;
-      e.return_ns = now_ns();
+      e.return_ns = return_stamp_ns();
       recorder_.record(tid, e);
     }
     keep(result);

@@ -44,6 +44,10 @@ struct Config {
   int nr_replicas = 0;               // NR virtual nodes; 0: one per NUMA node (hwloc)
   std::uint64_t nr_log_entries = 0;  // NR log capacity; 0: the default (2^16 entries)
   int trials = 1;
+  // Perf counters and RSS per trial. Off only for lincheck's histories of a few dozen
+  // operations, where opening ~10 counters per thread and resetting the peak RSS cost more
+  // than the history itself and mean nothing.
+  bool process_figures = true;
   std::string json_path;
   bool list = false;
 

@@ -11,9 +11,34 @@
 #include <string>
 #include <vector>
 
+#include "bench/clock.hpp"
 #include "cdsbench/platform/cache.hpp"
+#include "cdsbench/platform/fence.hpp"
 
 namespace cdsb::bench {
+
+// The checker orders operations by these stamps, so they must agree with what the memory
+// system saw. A full fence before the return stamp drains the store buffer: an update whose
+// linearization point is a plain store (the lazy list's link under its locks) is visible to
+// every thread before its return is stamped; without it x86 TSO alone yields histories that
+// look non-linearizable. A fence (and on x86 an lfence, which orders the clock read itself)
+// after the call stamp keeps the operation's first loads from running before it.
+inline std::uint64_t call_stamp_ns() noexcept {
+  const std::uint64_t t = now_ns();
+  seq_cst_fence();
+#if defined(__x86_64__)
+  __builtin_ia32_lfence();
+#endif
+  return t;
+}
+
+inline std::uint64_t return_stamp_ns() noexcept {
+  seq_cst_fence();
+#if defined(__x86_64__)
+  __builtin_ia32_lfence();
+#endif
+  return now_ns();
+}
 
 struct NoRecorder {
   static constexpr bool enabled = false;

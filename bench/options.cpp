@@ -111,6 +111,11 @@ Config convert(const RawOptions& raw, const Registry& registry) {
   if ((c.rq_pct > 0 || c.rq_threads > 0) && !entry->range_queries)
     throw UsageError{std::string(c.rq_pct > 0 ? "--rq" : "--rq-threads") + ": structure '" + c.ds +
               "' has no range query; allowed: 0 for it"};
+  // A structure whose erase is not thread-safe (registry.hpp: concurrent_erase) erases only
+  // while no other thread runs; its steady prefill ages on one thread (set_workload.hpp).
+  if (c.delete_pct > 0 && c.total_threads() > 1 && !entry->concurrent_erase)
+    throw UsageError{"--delete: structure '" + c.ds + "' has no thread-safe erase, so it cannot delete while " +
+                     std::to_string(c.total_threads()) + " threads run; allowed: 0, or --threads 1"};
 
   if (!raw.duration_ms.empty() && !raw.ops.empty())
     throw UsageError{"--duration-ms/--ops: give one of them, not both"};

@@ -26,6 +26,10 @@ Registry builtin_registry() {
       {"immediate"}, {"system"}));
   add_harris_michael_list(r);
   add_lazy_list(r);
+  add_natarajan_mittal_bst(r);
+  add_ellen_bst(r);
+  add_bst_tk(r);
+  add_peer_structures(r);
   add_blackbox_structures(r);
   return r;
 }

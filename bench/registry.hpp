@@ -43,6 +43,14 @@ struct StructureEntry {
   std::function<RecordedHistory(const TrialContext&)> record_history;
   std::function<std::string(const DifferentialRun&)> differential;
   bool deliberately_broken = false;  // test-only structures the checks must catch
+  // False for a structure whose erase must not run beside other operations (a peer:
+  // oneTBB's concurrent_map, bench/adapters/tbb_sets.hpp): deletes are refused with more than
+  // one thread; lincheck and the stress test run it on inserts and searches.
+  bool concurrent_erase = true;
+  // A peer's linearizability bug, found by lincheck and documented with its evidence
+  // (bench/registry_peers.cpp): lincheck's `all` and patterns leave the structure out and print
+  // this; naming it in --ds checks it.
+  std::string known_violation;
   // Black-box structures (METHOD.STRUCTURE, bench/blackbox_structure.hpp): run by the
   // black-box workload; node_replicated ones take --nr-replicas and --nr-log-entries.
   bool black_box = false;
@@ -135,8 +143,12 @@ template <class V>
 
 template <class S>
 std::string layout_of() {
-  if constexpr (requires { S::node_bytes; }) return "node " + std::to_string(S::node_bytes) + " B";
-  else return "";
+  std::string s;
+  if constexpr (requires { S::node_bytes; }) s = "node " + std::to_string(S::node_bytes) + " B";
+  // Trees with a leaf type of their own, and structures with descriptors (Info records).
+  if constexpr (requires { S::leaf_bytes; }) s += ", leaf " + std::to_string(S::leaf_bytes) + " B";
+  if constexpr (requires { S::descriptor_bytes; }) s += ", descriptor " + std::to_string(S::descriptor_bytes) + " B";
+  return s;
 }
 
 }  // namespace detail
@@ -154,6 +166,7 @@ StructureEntry set_structure(std::string name, std::string description,
   e.reclaimers = std::move(reclaimers);
   e.allocators = std::move(allocators);
   e.range_queries = HasRangeQuery<S>;
+  e.concurrent_erase = erases_concurrently<S>;
   e.layout = detail::layout_of<S>();
   e.run_trial = &detail::run_set_trial<S>;
   if constexpr (stores_keys<S>) {
@@ -185,6 +198,7 @@ StructureEntry set_structure_variants(detail::TypeList<Vs...>, std::string name,
   (add_unique(e.allocators, Vs::reclaimer_type::allocator_type::name), ...);
   using First = std::tuple_element_t<0, std::tuple<Vs...>>;
   e.range_queries = HasRangeQuery<First>;
+  e.concurrent_erase = erases_concurrently<First>;
   e.layout = detail::layout_of<First>();
   e.run_trial = [](const TrialContext& ctx) {
     return detail::with_variant<Vs...>(ctx.config.reclaimer, ctx.config.allocator,
@@ -208,7 +222,8 @@ StructureEntry set_structure_variants(detail::TypeList<Vs...>, std::string name,
   return e;
 }
 
-// Every reclaimer with every allocator: S<Reclaimer<Allocator>>, reclaimers outermost.
+// Every reclaimer with every allocator: S<Reclaimer<Allocator>>, reclaimers outermost (in
+// sanitizer trees, CDSBENCH_TEST_VARIANTS_ONLY, the test variants only).
 template <template <class> class... Rs>
 struct ReclaimerList {};
 template <class... As>
@@ -229,9 +244,15 @@ template <template <class> class S, template <class> class R, class... As>
 using VariantRow = TypeList<S<R<As>>...>;
 template <template <class> class S, class Rs, class As>
 struct Matrix;
-template <template <class> class S, template <class> class... Rs, class... As>
-struct Matrix<S, ReclaimerList<Rs...>, AllocatorList<As...>> {
-  using type = typename Concat<VariantRow<S, Rs, As...>...>::type;
+template <template <class> class S, template <class> class R0, template <class> class... Rs, class A0, class... As>
+struct Matrix<S, ReclaimerList<R0, Rs...>, AllocatorList<A0, As...>> {
+#if CDSBENCH_TEST_VARIANTS_ONLY
+  // Sanitizer trees: only what the correctness matrix runs (test_variants), at half the
+  // compile time of the whole matrix.
+  using type = typename Concat<VariantRow<S, R0, A0, As...>, VariantRow<S, Rs, A0>...>::type;
+#else
+  using type = typename Concat<VariantRow<S, R0, A0, As...>, VariantRow<S, Rs, A0, As...>...>::type;
+#endif
 };
 }  // namespace detail
 
@@ -249,6 +270,11 @@ using AllocationPolicies = AllocatorList<reclaim::SystemAllocator, reclaim::Segr
 // Structures with many variants, each in its own translation unit (bench/registry_*.cpp).
 void add_harris_michael_list(Registry& r);
 void add_lazy_list(Registry& r);
+void add_natarajan_mittal_bst(Registry& r);
+void add_ellen_bst(Registry& r);
+void add_bst_tk(Registry& r);
+// Other libraries' structures behind our interface, LIBRARY.STRUCTURE (bench/registry_peers.cpp).
+void add_peer_structures(Registry& r);
 
 // Node Replication and the black-box baselines, METHOD.STRUCTURE (bench/registry_blackbox*.cpp).
 void add_blackbox_structures(Registry& r);

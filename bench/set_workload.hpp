@@ -40,6 +40,18 @@ consteval bool stores_keys_of() {
 template <class S>
 constexpr bool stores_keys = stores_keys_of<S>();
 
+// A structure whose erase must not run beside other operations (a peer: oneTBB's
+// concurrent_map, whose only erase is unsafe_erase) says `concurrent_erase = false`: the
+// command line then refuses deletes when more than one thread runs, and steady prefill ages
+// its shape on thread 0 alone (prefill_correct).
+template <class S>
+consteval bool erases_concurrently_of() {
+  if constexpr (requires { S::concurrent_erase; }) return S::concurrent_erase;
+  else return true;
+}
+template <class S>
+constexpr bool erases_concurrently = erases_concurrently_of<S>();
+
 // Op-type thresholds on 32 random bits: cumulative insert, delete, range query; the rest
 // are searches.
 struct OpMix {
@@ -138,7 +150,7 @@ class SetWorkload {
   int step(int tid, ThreadState& st) {
     const auto [op, key] = draw(st);
     std::uint64_t call_ns = 0;
-    if constexpr (Recorder::enabled) call_ns = now_ns();
+    if constexpr (Recorder::enabled) call_ns = call_stamp_ns();
     bool ok;
     switch (op) {
       case op_insert:
@@ -171,7 +183,7 @@ class SetWorkload {
     if constexpr (Recorder::enabled) {
       static constexpr std::array model_names{"contains", "insert", "erase", "range_query"};
       const auto k = static_cast<std::int64_t>(key);
-      recorder_.record(tid, {model_names[op], {k, k}, op == op_insert ? 2 : 1, ok, true, call_ns, now_ns()});
+      recorder_.record(tid, {model_names[op], {k, k}, op == op_insert ? 2 : 1, ok, true, call_ns, return_stamp_ns()});
     }
     ++st.attempts[op];
     st.successes[op] += ok;
@@ -210,11 +222,11 @@ class SetWorkload {
         }
         insert = true;
       } else {
-        if (aging_left_.fetch_sub(1, std::memory_order_relaxed) <= 0) {
+        if constexpr (!erases_concurrently<S>) break;  // aged by thread 0 alone, in prefill_correct
+        if (!aging_step(st, low, high, insert)) {
           prefill_done_.store(true, std::memory_order_relaxed);
           break;
         }
-        insert = size < low || (size <= high && prefill_mix_.draw(st.rng.next()) == op_insert);
       }
       prefill_update(tid, st, insert);
     }
@@ -224,6 +236,18 @@ class SetWorkload {
     if (!stores_keys<S> || cfg_.prefill == PrefillMode::none || prefill_failed()) return;
     const std::int64_t low = target_size_ - tolerance_, high = target_size_ + tolerance_;
     const std::uint64_t deadline = prefill_deadline_ns_;
+    if constexpr (!erases_concurrently<S>) {
+      // Phase 2 for a structure that cannot erase beside other operations: this thread alone
+      // (the others wait at the barrier), the same aging updates as prefill() runs in parallel.
+      bool insert = true;
+      for (std::uint64_t i = 0; aging_step(st, low, high, insert); ++i) {
+        if ((i & 255) == 0 && now_ns() > deadline) {
+          prefill_timed_out_.store(true, std::memory_order_relaxed);
+          return;
+        }
+        prefill_update(tid, st, insert);
+      }
+    }
     for (std::uint64_t i = 0;; ++i) {
       const std::int64_t size = prefill_size_.load(std::memory_order_relaxed);
       if (size >= low && size <= high) break;
@@ -308,6 +332,16 @@ class SetWorkload {
   }
 
  private:
+  // One aging update of steady prefill (phase 2): whether it inserts (else deletes), drawn
+  // from the configured insert:delete ratio and steered back into the tolerance; false once
+  // the `key_range` updates of aging are spent.
+  bool aging_step(ThreadState& st, std::int64_t low, std::int64_t high, bool& insert) {
+    if (aging_left_.fetch_sub(1, std::memory_order_relaxed) <= 0) return false;
+    const std::int64_t size = prefill_size_.load(std::memory_order_relaxed);
+    insert = size < low || (size <= high && prefill_mix_.draw(st.rng.next()) == op_insert);
+    return true;
+  }
+
   void prefill_update(int tid, ThreadState& st, bool insert) {
     const Key k = static_cast<Key>(1 + uniform_below(st.rng, cfg_.key_range));
     if (insert) {

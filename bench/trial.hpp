@@ -29,6 +29,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/clock.hpp"
 #include "bench/config.hpp"
 #include "bench/latency.hpp"
 #include "bench/machine_info.hpp"
@@ -55,12 +56,6 @@ struct TrialOutcome {
   TrialStatus status = TrialStatus::ok;
   Json report;
 };
-
-inline std::uint64_t now_ns() noexcept {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                        std::chrono::steady_clock::now().time_since_epoch())
-                                        .count());
-}
 
 // The measured loop. Returns the number of operations run. Latency sampling times one
 // operation in `sample_every` (countdown, so the common path is one decrement and a
@@ -107,13 +102,15 @@ TrialOutcome run_trial(Workload& workload, const TrialContext& ctx) {
   const std::uint64_t per_thread_ops = cfg.ops ? *cfg.ops / cfg.threads : UINT64_MAX;
   const std::uint64_t ops_remainder = cfg.ops ? *cfg.ops % cfg.threads : 0;
 
-  const bool peak_is_trials = reset_peak_rss();  // else the peak would be the process's
-  const auto rss_start = current_rss_bytes();
+  const bool measure = cfg.process_figures;
+  const bool peak_is_trials = measure && reset_peak_rss();  // else the peak would be the process's
+  const auto rss = [measure] { return measure ? current_rss_bytes() : std::nullopt; };
+  const auto rss_start = rss();
 
   auto worker = [&](int tid) {
     ThreadResult& r = results[tid];
     if (ctx.thread_cpus[tid] >= 0) r.pinned = ctx.topology.pin_current_thread(ctx.thread_cpus[tid]);
-    r.counters.emplace();  // opened by the thread it counts
+    if (measure) r.counters.emplace();  // opened by the thread it counts
     if (cfg.latency_sample) r.latency = std::make_unique<Histograms>();
     auto& st = workload.state(tid);
     workload.thread_start(tid);
@@ -128,11 +125,11 @@ TrialOutcome run_trial(Workload& workload, const TrialContext& ctx) {
     const std::uint64_t limit =
         update_thread ? per_thread_ops + (static_cast<std::uint64_t>(tid) < ops_remainder)
                       : UINT64_MAX;  // range-query threads run until the update threads stop
-    r.counters->start();
+    if (measure) r.counters->start();
     r.start_ns = now_ns();
     r.ops = measured_loop(workload, tid, st, stop, limit, cfg.latency_sample, r.latency.get());
     r.end_ns = now_ns();
-    r.counters->stop();
+    if (measure) r.counters->stop();
     // With --ops, the last update thread to finish stops the range-query threads.
     if (update_thread && update_threads_running.fetch_sub(1, std::memory_order_relaxed) == 1)
       stop.store(true, std::memory_order_relaxed);
@@ -149,7 +146,7 @@ TrialOutcome run_trial(Workload& workload, const TrialContext& ctx) {
   sync.arrive_and_wait();  // 2
   sync.arrive_and_wait();  // 3
   const double prefill_ms = static_cast<double>(now_ns() - prefill_begin) / 1e6;
-  const auto rss_after_prefill = current_rss_bytes();
+  const auto rss_after_prefill = rss();
   const bool prefill_failed = workload.prefill_failed();
   if (prefill_failed) stop.store(true, std::memory_order_relaxed);  // measure nothing
   sync.arrive_and_wait();  // 4
@@ -158,7 +155,7 @@ TrialOutcome run_trial(Workload& workload, const TrialContext& ctx) {
     stop.store(true, std::memory_order_relaxed);
   }
   for (auto& t : threads) t.join();
-  const auto rss_end = current_rss_bytes();
+  const auto rss_end = rss();
   const auto rss_peak = peak_is_trials ? peak_rss_bytes() : std::nullopt;
 
   TrialOutcome out;
@@ -234,19 +231,21 @@ TrialOutcome run_trial(Workload& workload, const TrialContext& ctx) {
   put_bytes("peak_rss_bytes", rss_peak);
 
   // Hardware and software counters per operation, summed over all measuring threads.
-  PerfTotals totals;
-  for (const ThreadResult& r : results) totals.add(*r.counters);
-  const std::uint64_t all_ops = update_ops + rq_thread_ops;
-  for (PerfEvent e : all_perf_events) {
-    const std::string name(perf_event_name(e));
-    j[name + "_source"] = std::string(perf_source_name(results[0].counters->source(e)));
-    const auto v = totals.value(e);
-    if (v) {
-      j[name] = *v;
-      j[name + "_per_op"] = all_ops ? static_cast<double>(*v) / static_cast<double>(all_ops) : 0.0;
-    } else {
-      j[name] = "unavailable";
-      j[name + "_per_op"] = "unavailable";
+  if (measure) {
+    PerfTotals totals;
+    for (const ThreadResult& r : results) totals.add(*r.counters);
+    const std::uint64_t all_ops = update_ops + rq_thread_ops;
+    for (PerfEvent e : all_perf_events) {
+      const std::string name(perf_event_name(e));
+      j[name + "_source"] = std::string(perf_source_name(results[0].counters->source(e)));
+      const auto v = totals.value(e);
+      if (v) {
+        j[name] = *v;
+        j[name + "_per_op"] = all_ops ? static_cast<double>(*v) / static_cast<double>(all_ops) : 0.0;
+      } else {
+        j[name] = "unavailable";
+        j[name + "_per_op"] = "unavailable";
+      }
     }
   }
 

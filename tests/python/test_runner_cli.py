@@ -143,7 +143,12 @@ def test_demo_plans_every_registered_structure(monkeypatch):
     loaded = load(str(ROOT / "experiments" / "demo.py"))
     plan = make_plan(loaded, BUILD / "cdsbench")
     assert plan.grid == {"ds": names, "threads": [1, 2, 4], "updates": [0, 50]}
-    assert len(plan.runs) == len(names) * 3 * 2 * 3
+    # tbb.concurrent_map cannot delete beside other threads: its 50% points at 2 and 4 threads
+    # are left out (the harness would refuse them).
+    refused = 2 * 3 if "tbb.concurrent_map" in names else 0
+    assert len(plan.runs) == len(names) * 3 * 2 * 3 - refused
+    assert not any(r.point["ds"] == "tbb.concurrent_map" and r.point["updates"] and r.point["threads"] > 1
+                   for r in plan.runs)
     durations = set()
     for r in plan.runs:
         argv = r.argv

@@ -232,7 +232,7 @@ std::pair<std::set<std::uintptr_t>, std::set<std::uintptr_t>> pages_of_two_types
   return {pa, pb};
 }
 
-std::size_t shared_pages(const std::set<std::uintptr_t>& a, const std::set<std::uintptr_t>& b) {
+[[maybe_unused]] std::size_t shared_pages(const std::set<std::uintptr_t>& a, const std::set<std::uintptr_t>& b) {
   std::size_t n = 0;
   for (auto p : a) n += b.count(p);
   return n;

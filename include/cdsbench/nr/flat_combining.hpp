@@ -90,8 +90,10 @@ class FlatCombining {
 
   detail::PublicationSlots<Op, Result> slots_;
   alignas(false_sharing_range) SpinLock combiner_lock_;
-  DistributedRwLock rw_;
-  D structure_;
+  // Own ranges: FC+ readers load rw_'s header on every read, and every applied op writes the
+  // structure's header; neither should share the line the combiner lock bounces on.
+  alignas(false_sharing_range) DistributedRwLock rw_;
+  alignas(false_sharing_range) D structure_;
   std::uint64_t combines_ = 0, combined_ops_ = 0;  // combiner-private (under the lock)
 };
 

@@ -46,8 +46,9 @@
 // *catches up every lagging replica whose combiner lock is free*: a replica whose threads
 // went idle would otherwise pin the head forever and stall every other node (the lesson of
 // the public Rust implementation). A lagging replica whose lock is held is being driven by
-// its own combiner, which does the same thing when it needs space, so someone always
-// advances. Everything that makes space happens *before* the reservation; after it a
+// a thread (its combiner, a reader catching it up, or a helper) that finishes in bounded
+// steps unless preempted, and a holder waiting for space catches its own replica up on every
+// try, so someone always advances. Everything that makes space happens *before* the reservation; after it a
 // combiner never waits for space, so the entries it reserved are always filled, and the
 // waits in step 2 (for other combiners' entries) always end.
 //
@@ -70,8 +71,11 @@
 // unfilled reserved entry stalls every replica that reaches it).
 //
 // Memory: the log (capacity x sizeof(Entry)) plus, per replica, D, the reader flags and the
-// slots (each a false-sharing range). Replica nodes are allocated by the combiners of their
-// own node, so with pinned threads and first-touch placement a replica lives on its node.
+// slots (each a false-sharing range). Placement: the log and each replica's initial state are
+// first touched by the constructing thread; what a replica allocates later comes from the
+// thread applying ops to it (its node's combiners, or a helper catching it up). Building each
+// replica on a thread pinned to its node is left for a machine with several NUMA nodes to
+// measure it on (these have one).
 #pragma once
 
 #include <algorithm>
@@ -256,10 +260,12 @@ class NodeReplicated {
     // Line 2: read by every node computing the head, written by this replica's writers.
     alignas(false_sharing_range) Padded<std::atomic<std::uint64_t>> local_tail{0};
     DistributedRwLock rw;
-    D structure;
-    detail::PublicationSlots<Op, Result> slots;
+    // Each on its own range: the structure's header is written by every applied op, and the
+    // slots' header is what the node's waiting threads poll.
+    alignas(false_sharing_range) D structure;
+    alignas(false_sharing_range) detail::PublicationSlots<Op, Result> slots;
     // Combiner-private (under combiner_lock): the batch being built and its results.
-    std::vector<Pending> batch;
+    alignas(false_sharing_range) std::vector<Pending> batch;
     std::vector<Result> results;
     std::vector<std::uint64_t> collected;  // per slot: the seq already in this batch
     std::uint64_t combines = 0, combined_ops = 0, space_waits = 0;
@@ -288,6 +294,9 @@ class NodeReplicated {
     if (r.batch.empty()) return;  // our request was answered by the previous combiner
     const std::uint64_t b = r.batch.size();
     const std::uint64_t t = reserve(r, b);
+    // Every advance of r's local tail is ordered by its combiner lock and goes to a tail that
+    // happens-before our CAS, so r is not past our batch (apply_until relies on it).
+    assert(r.local_tail->load(std::memory_order_relaxed) <= t);
     for (std::uint64_t i = 0; i < b; ++i) {
       Entry& e = log_[(t + i) & mask_];
       e.op = r.batch[i].op;
@@ -378,6 +387,7 @@ class NodeReplicated {
   void apply_until(Replica& q, std::uint64_t end, OnResult&& on_result) {
     // Relaxed: only holders of q's combiner lock write local_tail, and the lock orders them.
     std::uint64_t i = q.local_tail->load(std::memory_order_relaxed);
+    assert(i <= end);  // never move local_tail back: that would apply entries twice
     for (; i < end; ++i) {
       Entry& e = log_[i & mask_];
       const std::uint32_t mark = filled_mark(i);
@@ -397,10 +407,13 @@ class NodeReplicated {
   }
 
   Result read(Replica& r, int rank, const Op& op) {
-    // (C2) acquire pairs with (C1): every update answered before this read began is below ct.
+    // (C2) acquire pairs with (C1). What matters is the value: an update answered before this
+    // read began raised completed_tail_ past its entry before it answered.
     const std::uint64_t ct = completed_tail_->load(std::memory_order_acquire);
     Backoff backoff(64);
-    // (T3) acquire pairs with (T1).
+    // (T3) acquire pairs with (T1), which the writer stored inside its writer section: our
+    // lock_shared below then reads the writer flag no older than that writer's (1), so we
+    // wait for its unlock and read the replica at >= ct.
     while (r.local_tail->load(std::memory_order_acquire) < ct) {
       if (r.combiner_lock.try_lock()) {
         catch_up(r, ct);  // entries below ct were applied somewhere: all filled

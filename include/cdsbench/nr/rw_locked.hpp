@@ -50,7 +50,7 @@ class RwLocked {
 
  private:
   DistributedRwLock lock_;
-  D structure_;
+  alignas(false_sharing_range) D structure_;  // readers load lock_'s header on every read
 };
 
 }  // namespace cdsb

@@ -38,7 +38,7 @@ class SpinLocked {
 
  private:
   alignas(false_sharing_range) SpinLock lock_;
-  D structure_;
+  alignas(false_sharing_range) D structure_;  // waiters spin on lock_'s line, not the holder's
 };
 
 }  // namespace cdsb

@@ -20,7 +20,8 @@
 // seq_cst loads also acquire, so each critical section happens-before the next conflicting
 // one (pairings noted at each access).
 //
-// Progress: blocking. Size: one false-sharing range per reader plus one for the writer.
+// Progress: lock and lock_shared are blocking; writers are preferred, so a stream of writers
+// can starve readers. Size: one false-sharing range per reader plus one for the writer.
 #pragma once
 
 #include <atomic>
@@ -59,8 +60,8 @@ class DistributedRwLock {
     }
   }
 
-  // Non-blocking: true when the lock (exclusive) is now held; false, having changed
-  // nothing, when a writer holds it or a reader is inside.
+  // Wait-free (bounded by the reader count): true when the lock (exclusive) is now held;
+  // false, having changed nothing, when a writer holds it or a reader is inside.
   bool try_lock() noexcept {
     if (writer_->load(std::memory_order_relaxed) != 0) return false;
     if (writer_->exchange(1, std::memory_order_seq_cst) != 0) return false;  // (1)
@@ -74,6 +75,7 @@ class DistributedRwLock {
     return true;
   }
 
+  // Wait-free.
   void unlock() noexcept {
     // (2) release: publishes the writer's critical section to the readers' (3)/(6) and the
     // next writer's (1).
@@ -92,11 +94,15 @@ class DistributedRwLock {
       // acquires the previous writer's critical section.
       if (writer_->load(std::memory_order_seq_cst) == 0) return;
       // A writer is in or coming: step aside so it can proceed (writer preference).
-      flag.store(0, std::memory_order_relaxed);
+      // (4') release, like (4): the writer's (5) may read this 0 rather than the one of our
+      // previous unlock_shared, and a release sequence does not run through plain stores, so
+      // this store must itself carry our previous read section to the writer.
+      flag.store(0, std::memory_order_release);
       while (writer_->load(std::memory_order_relaxed) != 0) backoff();
     }
   }
 
+  // Wait-free.
   void unlock_shared(int slot) noexcept {
     // (4) release: the reader's loads happen-before the writer that reads 0 at (5).
     flags_[slot]->store(0, std::memory_order_release);

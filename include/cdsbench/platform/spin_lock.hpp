@@ -25,12 +25,14 @@ class SpinLock {
     }
   }
 
+  // Wait-free.
   bool try_lock() noexcept {
     // relaxed pre-check avoids taking the line exclusive when the lock is visibly held.
     return !locked_.load(std::memory_order_relaxed) &&
            !locked_.exchange(1, std::memory_order_acquire);
   }
 
+  // Wait-free.
   void unlock() noexcept {
     // release: publishes the critical section to the next acquirer.
     locked_.store(0, std::memory_order_release);

@@ -3,6 +3,7 @@
 // data share size classes and pages: the baseline the segregated policy is compared with.
 #pragma once
 
+#include <cstddef>
 #include <cstdlib>
 #include <new>
 

@@ -37,7 +37,8 @@ class SkipListPq {
 
   static bool is_read_only(const Op& op) noexcept { return op.code == Code::find_min; }
 
-  SkipListPq() : head_(make_node(0, Levels::max_height)) {}
+  // In the body: make_node counts into bytes_, which is declared (and zeroed) after head_.
+  SkipListPq() { head_ = make_node(0, Levels::max_height); }
   SkipListPq(SkipListPq&& other) noexcept
       : levels_(other.levels_), head_(std::exchange(other.head_, nullptr)), in_use_(other.in_use_),
         size_(std::exchange(other.size_, 0)), bytes_(std::exchange(other.bytes_, 0)) {}

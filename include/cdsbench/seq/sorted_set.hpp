@@ -44,7 +44,8 @@ class SortedSet {
 
   static bool is_read_only(const Op& op) noexcept { return op.code == Code::zrank; }
 
-  SortedSet() : head_(make_node(0, 0, Levels::max_height)) {}
+  // In the body: make_node counts into bytes_, which is declared (and zeroed) after head_.
+  SortedSet() { head_ = make_node(0, 0, Levels::max_height); }
   SortedSet(SortedSet&& other) noexcept
       : levels_(other.levels_), dict_(std::move(other.dict_)), head_(std::exchange(other.head_, nullptr)),
         in_use_(other.in_use_), bytes_(std::exchange(other.bytes_, 0)) {}

@@ -1,0 +1,147 @@
+// oneTBB peers behind our ConcurrentSet interface (DESIGN.md §3): oneTBB 2021.8 as Debian
+// ships it (libtbb-dev), run through the same loop, prefill, validation and correctness
+// matrix as our structures.
+//
+//   tbb.concurrent_map       tbb::concurrent_map: a skip list; insert, find and traversal are
+//                            thread-safe, but its only erase is `unsafe_erase`, which must not
+//                            run beside any other operation. The adapter says so
+//                            (concurrent_erase = false): the command line refuses `--delete` > 0
+//                            when more than one thread runs, steady prefill ages the shape on
+//                            one thread (bench/set_workload.hpp), lincheck and the stress test
+//                            run it on inserts and searches. With one thread it runs any mix,
+//                            slowly: unsafe_erase finds the erased node's predecessors by walking
+//                            each of its levels from the head (fill_prev_array_for_existing_node
+//                            in oneTBB 2021.8), O(n) for the many nodes of height 1; at 50%
+//                            updates on one thread, 2.1 M ops/s at 2,000 keys, 0.18 M at 20,000,
+//                            0.002 M at 200,000 (`cdsbench --ds tbb.concurrent_map --key-range
+//                            200000 --insert 25 --delete 25 --prefill insert-only`).
+//   tbb.concurrent_hash_map  tbb::concurrent_hash_map: oneTBB's structure with a thread-safe
+//                            erase (a readers-writer lock per bucket and per item): not ordered,
+//                            so not a search-tree peer, but the oneTBB baseline for updates.
+//
+// Nothing is reclaimed later: concurrent_hash_map frees an erased item once no accessor holds
+// it, concurrent_map's unsafe_erase at once, so both are registered as `immediate`. Nodes come
+// from the process's malloc through std::allocator (oneTBB's default is tbb_allocator, i.e.
+// tbbmalloc when it is installed; our structures' `system` allocator is malloc, so the peers
+// use it too). concurrent_map's nodes are counted (CountingAllocator: one block per node and
+// tower); concurrent_hash_map allocates nodes and bucket arrays through the same allocator, so
+// its nodes are not counted. concurrent_map draws node heights from per-thread generators
+// seeded with time(nullptr): its shape is not a function of --seed.
+#pragma once
+
+#include <oneapi/tbb/concurrent_hash_map.h>
+#include <oneapi/tbb/concurrent_map.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+
+#include "bench/adapters/counting_allocator.hpp"
+#include "cdsbench/platform/user_stats.hpp"
+
+namespace cdsb::bench::peers {
+
+class TbbConcurrentMap {
+  struct NodeTag {};
+  using Value = std::pair<const std::uint64_t, std::uint64_t>;
+  using Map = tbb::concurrent_map<std::uint64_t, std::uint64_t, std::less<std::uint64_t>, CountingAllocator<Value, NodeTag>>;
+  struct Internals : Map {
+    static constexpr std::size_t node_bytes = sizeof(typename Map::list_node_type);
+    static constexpr std::size_t max_level = Map::max_level;
+  };
+
+ public:
+  using key_type = std::uint64_t;
+  using mapped_type = std::uint64_t;
+  // unsafe_erase: only while no other thread runs an operation (see the top).
+  static constexpr bool concurrent_erase = false;
+
+  explicit TbbConcurrentMap(int) {}
+
+  // Linearizable; lock-free (oneTBB's skip-list insert: CAS per level).
+  bool insert(int, key_type k, mapped_type v) { return map_.emplace(k, v).second; }
+  // NOT thread-safe: oneTBB's unsafe_erase; the harness runs it only while no other thread
+  // operates (one thread, or thread 0 alone between prefill barriers).
+  bool erase(int, key_type k) { return map_.unsafe_erase(k) == 1; }
+  // Linearizable; wait-free traversal of the skip list.
+  bool contains(int, key_type k) { return map_.contains(k); }
+
+  // Quiescent.
+  template <class Fn>
+  void for_each_key(Fn&& fn) const {
+    for (const auto& kv : map_) fn(kv.first);
+  }
+
+  // Quiescent: keys in strictly increasing order along the bottom level.
+  std::string check_invariants() const {
+    bool first = true;
+    key_type last = 0;
+    std::uint64_t index = 0;
+    for (const auto& kv : map_) {
+      if (!first && !(last < kv.first))
+        return "keys out of order at position " + std::to_string(index) + " (" + std::to_string(last) + " then " +
+               std::to_string(kv.first) + ")";
+      first = false;
+      last = kv.first;
+      ++index;
+    }
+    return {};
+  }
+
+  // Quiescent: nodes through the allocator since construction (the head node included).
+  StatsReport stats() const {
+    const AllocationTotals nodes = nodes_.now();
+    StatsReport r;
+    r.values = {{"nodes_allocated", nodes.allocated}, {"nodes_freed", nodes.freed}};
+    return r;
+  }
+
+  static std::string layout() {
+    return "node " + std::to_string(Internals::node_bytes) + " B + 8 B per level, one block; up to " +
+           std::to_string(Internals::max_level) + " levels";
+  }
+
+ private:
+  AllocationSince<NodeTag> nodes_;
+  Map map_;
+};
+
+class TbbConcurrentHashMap {
+  using Value = std::pair<const std::uint64_t, std::uint64_t>;
+  using Map = tbb::concurrent_hash_map<std::uint64_t, std::uint64_t, tbb::tbb_hash_compare<std::uint64_t>,
+                                       std::allocator<Value>>;
+
+ public:
+  using key_type = std::uint64_t;
+  using mapped_type = std::uint64_t;
+
+  explicit TbbConcurrentHashMap(int) {}
+
+  // Linearizable; blocking (the bucket's readers-writer lock).
+  bool insert(int, key_type k, mapped_type v) { return map_.insert(Value{k, v}); }
+  // Linearizable; blocking (the bucket's lock, then the item's, which waits for its readers).
+  bool erase(int, key_type k) { return map_.erase(k); }
+  // Linearizable; blocking (the bucket's lock, shared).
+  bool contains(int, key_type k) { return map_.count(k) != 0; }
+
+  // Quiescent.
+  template <class Fn>
+  void for_each_key(Fn&& fn) const {
+    for (const auto& kv : map_) fn(kv.first);
+  }
+
+  // Quiescent: every item once, and size() agrees with the items.
+  std::string check_invariants() const {
+    std::uint64_t items = 0;
+    for_each_key([&](key_type) { ++items; });
+    if (items != map_.size())
+      return "size() is " + std::to_string(map_.size()) + " but iteration finds " + std::to_string(items) + " items";
+    return {};
+  }
+
+ private:
+  Map map_;
+};
+
+}  // namespace cdsb::bench::peers

@@ -1,0 +1,118 @@
+"""The peers (other libraries' structures behind our interface, bench/adapters/) through the
+command line: listed like ours, trials that validate, node counts, one-line refusals of what a
+peer cannot do, and lincheck with the set model."""
+import pytest
+
+from conftest import parse_kv, run
+
+SHORT = ["--key-range", "2000", "--duration-ms", "100", "--pin", "none", "--seed", "5"]
+# (structure, reclaimers): every variant of every peer.
+PEERS = [
+    ("libcds.ellen_bst", ["hp", "rcu"]),
+    ("libcds.skiplist_map", ["hp"]),
+    ("tbb.concurrent_map", ["immediate"]),
+    ("tbb.concurrent_hash_map", ["immediate"]),
+]
+VARIANTS = [(ds, r) for ds, rs in PEERS for r in rs]
+
+
+def listing():
+    code, out, _ = run("cdsbench", "--list")
+    assert code == 0
+    return {line.split()[0]: line for line in out.splitlines() if line.strip()}
+
+
+def test_peers_are_listed_with_their_reclaimers_and_layouts():
+    lines = listing()
+    for ds, reclaimers in PEERS:
+        assert f"[reclaimers: {','.join(reclaimers)}; allocators: system; range queries: no" in lines[ds], lines[ds]
+    assert "leaf 24 B, internal 48 B, descriptor" in lines["libcds.ellen_bst"]
+    assert "per level" in lines["libcds.skiplist_map"] and "per level" in lines["tbb.concurrent_map"]
+
+
+@pytest.mark.parametrize("ds, reclaimer", VARIANTS)
+def test_a_multithreaded_trial_of_each_peer_validates(ds, reclaimer):
+    deletes = "0" if ds == "tbb.concurrent_map" else "20"
+    code, out, err = run("cdsbench", "--ds", ds, "--reclaimer", reclaimer, "--threads", "3", "--insert", "20",
+                         "--delete", deletes, "--trials", "2", *SHORT)
+    assert code == 0, out + err
+    header, *trials, summary = parse_kv(out)
+    assert header["reclaimer"] == reclaimer and header["allocator"] == "system"
+    for t in trials:
+        assert t["validation"] == "PASS" and t["invariants"] == "ok" and t["contains_mismatches"] == "0"
+        assert t["expected_size"] == t["actual_size"] and int(t["actual_size"]) > 0
+    assert summary["result"] == "PASS"
+
+
+@pytest.mark.parametrize("ds, reclaimer", [v for v in VARIANTS if v[0].startswith("libcds.")])
+def test_libcds_peers_count_their_nodes(ds, reclaimer):
+    code, out, err = run("cdsbench", "--ds", ds, "--reclaimer", reclaimer, "--threads", "2", "--insert", "25",
+                         "--delete", "25", *SHORT)
+    assert code == 0, out + err
+    t = parse_kv(out)[1]
+    allocated, freed, reachable = (int(t[k]) for k in ("nodes_allocated", "nodes_freed", "nodes_reachable"))
+    keys = int(t["actual_size"])
+    # The external tree: a leaf and an internal node per key (its root and two sentinel leaves
+    # are members of the tree object, not allocated); the skip list: a node per key.
+    assert reachable == (2 * keys if ds == "libcds.ellen_bst" else keys)
+    assert allocated - freed == reachable + int(t["nodes_in_limbo"])
+    if ds == "libcds.ellen_bst":
+        assert int(t["descriptors_allocated"]) >= int(t["descriptors_freed"]) > 0
+
+
+def test_tbb_concurrent_map_refuses_concurrent_deletes_in_one_line():
+    code, out, err = run("cdsbench", "--ds", "tbb.concurrent_map", "--threads", "2", "--delete", "10", *SHORT)
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cdsbench: error: --delete: ") and "allowed: " in lines[0], err
+    # A range-query thread is a second thread too.
+    code, _, err = run("cdsbench", "--ds", "tbb.concurrent_map", "--rq-threads", "1", "--delete", "10", *SHORT)
+    assert code == 2 and ("--delete" in err or "--rq-threads" in err)
+
+
+def test_tbb_concurrent_map_deletes_with_one_thread_and_ages_alone_when_read_only():
+    code, out, err = run("cdsbench", "--ds", "tbb.concurrent_map", "--threads", "1", "--insert", "30", "--delete", "30",
+                         *SHORT)
+    assert code == 0, out + err
+    t = parse_kv(out)[1]
+    assert int(t["delete_successes"]) > 0 and t["validation"] == "PASS"
+    # Read-only with several threads: steady prefill ages with deletes, on thread 0 alone.
+    code, out, err = run("cdsbench", "--ds", "tbb.concurrent_map", "--threads", "3", "--insert", "0", "--delete", "0",
+                         *SHORT)
+    assert code == 0, out + err
+    t = parse_kv(out)[1]
+    assert t["prefill_converged"] == "true" and int(t["prefill_ops"]) > int(t["prefill_target_size"])
+    assert t["validation"] == "PASS"
+
+
+@pytest.mark.parametrize(
+    "args, option",
+    [
+        (["--ds", "libcds.ellen_bst", "--reclaimer", "ebr"], "--reclaimer"),
+        (["--ds", "libcds.skiplist_map", "--reclaimer", "rcu"], "--reclaimer"),
+        (["--ds", "libcds.ellen_bst", "--allocator", "segregated"], "--allocator"),
+        (["--ds", "tbb.concurrent_hash_map", "--rq", "5"], "--rq"),
+        (["--ds", "libcds.skiplist_map", "--nr-replicas", "2"], "--nr-replicas"),
+    ],
+)
+def test_unsupported_options_are_one_line_exit_2(args, option):
+    code, out, err = run("cdsbench", *args)
+    assert code == 2 and out == "", (args, code, out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and option in lines[0] and "allowed: " in lines[0], err
+
+
+def test_peers_are_checked_for_linearizability_with_the_set_model(tmp_path):
+    code, out, err = run("cdsbench-lincheck", "--ds", "libcds.*,tbb.*", "--histories", "100", "--long-histories", "1",
+                         "--seed", "3", "--out", tmp_path, timeout=600)
+    assert code == 0, out + err
+    checked = {line.split()[0][3:] + "/" + line.split()[1][10:] for line in out.splitlines() if line.startswith("ds=")}
+    # libcds.skiplist_map's contains is not linearizable (bench/registry_peers.cpp): patterns
+    # leave it out, and say so.
+    assert checked == {f"{ds}/{r}" for ds, r in VARIANTS if ds != "libcds.skiplist_map"}
+    assert "known_violation ds=libcds.skiplist_map not checked (name it in --ds to check it): " in out
+    assert "violations=0" in out and out.rstrip().endswith("result=PASS")
+    # Named, it is checked (a few histories: the violation is rare, so this may well pass).
+    code, out, err = run("cdsbench-lincheck", "--ds", "libcds.skiplist_map", "--histories", "20", "--long-histories",
+                         "0", "--seed", "3", "--out", tmp_path / "named", timeout=600)
+    assert code in (0, 1) and "ds=libcds.skiplist_map reclaimer=hp" in out, out + err
