@@ -22,7 +22,7 @@ std::string format_value(const Json& v) {
   if (v.is_number_float()) {
     const double d = v.get<double>();
     char buf[64];
-    if (d != 0 && std::fabs(d) < 1e-3) {
+    if (d != 0 && std::fabs(d) < 1) {  // six significant digits, not three decimals
       std::snprintf(buf, sizeof buf, "%.6g", d);
       return buf;
     }

@@ -13,7 +13,8 @@ def summary(out, ds):
 
 
 def test_sound_structures_pass(tmp_path):
-    code, out, err = run("cdsbench-lincheck", "--ds", "all", "--histories", "500", "--out", tmp_path, timeout=600)
+    code, out, err = run("cdsbench-lincheck", "--ds", "all", "--histories", "500", "--split-variants", "--out", tmp_path,
+                         timeout=600)
     assert code == 0, out + err
     for ds in ("locked_std_set", "rwlocked_std_set"):
         s = summary(out, ds)

@@ -344,6 +344,8 @@ TEST(Report, FormatsNumbersExactlyAndReadably) {
   EXPECT_EQ(format_value(Json(3.0)), "3");
   EXPECT_EQ(format_value(Json(12345678.25)), "12345678.25");
   EXPECT_EQ(format_value(Json(0.0001234)), "0.0001234");
+  EXPECT_EQ(format_value(Json(0.00206527133140672)), "0.00206527");  // a per-op rate keeps its digits
+  EXPECT_EQ(format_value(Json(0.5)), "0.5");
   EXPECT_EQ(format_value(Json("unavailable")), "unavailable");
   EXPECT_EQ(format_value(Json(true)), "true");
 }
