@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <new>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -30,6 +31,12 @@
 #include "cdsbench/platform/user_stats.hpp"
 
 namespace cdsb::reclaim {
+
+// Reclaimers that keep every node alive for a whole guard (epochs, or no reclamation). A
+// structure whose traversals walk through removed nodes over frozen links needs one: hp and
+// ibr make a pointer safe by re-reading the link it came from, which a frozen link defeats.
+template <class R>
+inline constexpr bool guards_whole_operation = std::string_view(R::name) == "ebr" || std::string_view(R::name) == "none";
 
 // `eager` makes every scheme reclaim as soon as it may: HP and IBR scan at every retire, IBR
 // advances its epoch at every allocation and retirement, EBR checks one other thread at

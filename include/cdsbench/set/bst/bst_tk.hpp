@@ -56,7 +56,6 @@
 #include <cstdint>
 #include <limits>
 #include <string>
-#include <string_view>
 
 #include "cdsbench/platform/marked_ptr.hpp"
 #include "cdsbench/platform/pause.hpp"
@@ -68,10 +67,8 @@ namespace cdsb {
 
 template <class R, class Key = std::uint64_t, class Value = std::uint64_t>
 class BstTk {
-  // Searches read links with plain acquire loads, never protect(): sound under epochs or
-  // without reclamation only (why not hp or ibr: see the top).
-  static_assert(std::string_view(R::name) == "ebr" || std::string_view(R::name) == "none",
-                "this tree supports the ebr and none reclaimers only");
+  // Searches read links with plain acquire loads, never protect() (why: see the top).
+  static_assert(reclaim::guards_whole_operation<R>, "this tree supports the ebr and none reclaimers only");
   struct Node : R::NodeBase {
     explicit Node(Key k) : key(k) {}
     const Key key;

@@ -55,7 +55,6 @@
 #include <cstdint>
 #include <limits>
 #include <string>
-#include <string_view>
 
 #include "cdsbench/platform/marked_ptr.hpp"
 #include "cdsbench/platform/user_stats.hpp"
@@ -66,10 +65,8 @@ namespace cdsb {
 
 template <class R, class Key = std::uint64_t, class Value = std::uint64_t>
 class NatarajanMittalBst {
-  // Searches read links with plain acquire loads, never protect(): sound under epochs or
-  // without reclamation only (why not hp or ibr: see the top).
-  static_assert(std::string_view(R::name) == "ebr" || std::string_view(R::name) == "none",
-                "this tree supports the ebr and none reclaimers only");
+  // Searches read links with plain acquire loads, never protect() (why: see the top).
+  static_assert(reclaim::guards_whole_operation<R>, "this tree supports the ebr and none reclaimers only");
   struct Node;
   using Edge = MarkedPtr<Node, 2>;  // bit 0: flag, bit 1: tag
   using Link = std::atomic<Edge>;

@@ -33,6 +33,7 @@ namespace cdsb {
 
 template <class R, class Key = std::uint64_t, class Value = std::uint64_t>
 class LazyList {
+  static_assert(reclaim::guards_whole_operation<R>, "the lazy list supports the ebr and none reclaimers only");
   struct Node : R::NodeBase {
     Node(Key k, Value v, Node* n) : key(k), next(n), value(v) {}
     const Key key;
