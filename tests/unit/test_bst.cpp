@@ -19,46 +19,13 @@
 #include "cdsbench/set/bst/bst_tk.hpp"
 #include "cdsbench/set/bst/ellen.hpp"
 #include "cdsbench/set/bst/natarajan_mittal.hpp"
+#include "unit/bst_test_support.hpp"
 
 namespace {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
-
-std::atomic<std::int64_t> live_objects{0};
-
-// System malloc, counting the objects (nodes and descriptors) alive.
-class CountingAllocator {
- public:
-  static constexpr const char* name = "counting";
-  explicit CountingAllocator(int max_threads) : inner_(max_threads) {}
-  template <class T>
-  void* allocate(int tid) {
-    live_objects.fetch_add(1, std::memory_order_relaxed);
-    return inner_.allocate<T>(tid);
-  }
-  template <class T>
-  void deallocate(int tid, void* p) noexcept {
-    live_objects.fetch_sub(1, std::memory_order_relaxed);
-    inner_.deallocate<T>(tid, p);
-  }
-
- private:
-  SystemAllocator inner_;
-};
-
-std::uint64_t figure(const StatsReport& r, const std::string& name) {
-  for (const auto& [n, v] : r.values)
-    if (n == name) return v;
-  ADD_FAILURE() << "no figure " << name;
-  return 0;
-}
-
-std::vector<std::uint64_t> keys_of(const auto& tree) {
-  std::vector<std::uint64_t> keys;
-  tree.for_each_key([&](std::uint64_t k) { keys.push_back(k); });
-  return keys;
-}
+using namespace cdsb::test_support;
 
 template <class Tree>
 class ExternalBst : public ::testing::Test {
