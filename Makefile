@@ -40,10 +40,10 @@ bench-reclaim: build
 bench-nr: build
 	@scripts/bench-nr
 
-# The external BSTs beside libcds's and oneTBB's structures: the grid of issue 5 -> docs/results-bst.md
-# (hours on 2 cores; scripts/bench-bst --help shrinks it).
+# The BSTs beside libcds's and oneTBB's structures: the runs of issues 5 and 6 -> docs/results-bst.md
+# (hours on 2 cores; scripts/bench-bst --help measures one run or shrinks it).
 bench-bst: build
-	@scripts/bench-bst
+	@for run in external internal sizes; do scripts/bench-bst --run $$run || exit 1; done
 
 clean:
 	rm -rf build build-asan build-tsan

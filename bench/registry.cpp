@@ -29,6 +29,11 @@ Registry builtin_registry() {
   add_natarajan_mittal_bst(r);
   add_ellen_bst(r);
   add_bst_tk(r);
+  add_howley_jones_bst(r);
+  add_ramachandran_mittal_bst(r);
+  add_drachsler_bst(r);
+  add_citrus_bst(r);
+  add_bronson_avl(r);
   add_peer_structures(r);
   add_blackbox_structures(r);
   return r;

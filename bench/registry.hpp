@@ -148,6 +148,9 @@ std::string layout_of() {
   // Trees with a leaf type of their own, and structures with descriptors (Info records).
   if constexpr (requires { S::leaf_bytes; }) s += ", leaf " + std::to_string(S::leaf_bytes) + " B";
   if constexpr (requires { S::descriptor_bytes; }) s += ", descriptor " + std::to_string(S::descriptor_bytes) + " B";
+  // Howley-Jones has two descriptor types: ChildCAS (descriptor_bytes) and Relocate.
+  if constexpr (requires { S::relocate_descriptor_bytes; })
+    s += ", relocate descriptor " + std::to_string(S::relocate_descriptor_bytes) + " B";
   return s;
 }
 
@@ -273,6 +276,11 @@ void add_lazy_list(Registry& r);
 void add_natarajan_mittal_bst(Registry& r);
 void add_ellen_bst(Registry& r);
 void add_bst_tk(Registry& r);
+void add_howley_jones_bst(Registry& r);
+void add_ramachandran_mittal_bst(Registry& r);
+void add_drachsler_bst(Registry& r);
+void add_citrus_bst(Registry& r);
+void add_bronson_avl(Registry& r);
 // Other libraries' structures behind our interface, LIBRARY.STRUCTURE (bench/registry_peers.cpp).
 void add_peer_structures(Registry& r);
 

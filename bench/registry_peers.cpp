@@ -47,6 +47,13 @@ void add_peer_structures(Registry& r) {
         "cdsbench-lincheck --ds libcds.skiplist_map --histories 50000 (about 1 violation in 25,000 histories)";
     r.add(std::move(e));
   }
+  {
+    StructureEntry e = set_structure_variants(detail::TypeList<LibcdsBronsonAvl>{}, "libcds.bronson_avl",
+                                              "libcds 2.3.3 BronsonAVLTreeMap (Bronson et al., PPoPP 2010) as "
+                                              "shipped, with libcds general_buffered user-space RCU");
+    e.layout = LibcdsBronsonAvl::layout();
+    r.add(std::move(e));
+  }
   // Not in the TSan tree either: concurrent_map draws node heights from an
   // enumerable_thread_specific, whose per-thread slots oneTBB allocates with its
   // cache_aligned_allocator, i.e. from tbbmalloc (libtbb loads libtbbmalloc.so.2 when it is
