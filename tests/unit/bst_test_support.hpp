@@ -66,10 +66,11 @@ template <class Tree>
 void check_insert_then_erase_in_order(reclaim::ReclaimOptions options, const std::vector<typename Tree::key_type>& inserts,
                                       const std::vector<typename Tree::key_type>& erases) {
   using Key = typename Tree::key_type;
-  std::string orders = "inserts";
-  for (Key k : inserts) orders += " " + std::to_string(k);
-  orders += ", erases";
-  for (Key k : erases) orders += " " + std::to_string(k);
+  ::testing::Message orders;
+  orders << "inserts";
+  for (Key k : inserts) orders << ' ' << k;
+  orders << ", erases";
+  for (Key k : erases) orders << ' ' << k;
   SCOPED_TRACE(orders);
   Tree tree(1, options);
   const std::size_t fresh_nodes = tree.node_count();
@@ -103,7 +104,7 @@ void check_the_only_key(reclaim::ReclaimOptions options, std::size_t nodes_per_k
   Tree tree(1, options);
   const std::size_t fresh_nodes = tree.node_count();
   for (int round = 0; round < rounds; ++round) {
-    SCOPED_TRACE("round " + std::to_string(round));
+    SCOPED_TRACE(::testing::Message() << "round " << round);
     EXPECT_TRUE(tree.insert(0, 7, 70));
     EXPECT_FALSE(tree.insert(0, 7, 71));
     EXPECT_TRUE(tree.contains(0, 7));
@@ -202,8 +203,8 @@ struct NoExtraChecks {
 template <class Tree, class ExtraChecks = NoExtraChecks, class NextOp = decltype(&random_op)>
 void run_concurrent_updates_and_check(reclaim::ReclaimOptions options, const ConcurrentUpdates& w = {},
                                       ExtraChecks extra_checks = {}, NextOp next_op = &random_op) {
-  SCOPED_TRACE("concurrent updates: " + std::to_string(w.threads) + " threads, keys 1.." + std::to_string(w.key_range) +
-               ", " + std::to_string(w.ops_per_thread) + " operations each");
+  SCOPED_TRACE(::testing::Message() << "concurrent updates: " << w.threads << " threads, keys 1.." << w.key_range << ", "
+                                    << w.ops_per_thread << " operations each");
   const std::int64_t live_before = live_objects.load();
   {
     Tree tree(w.threads, options);

@@ -155,35 +155,39 @@ TYPED_TEST(RamachandranMittal, KeysPresentThroughoutAreFoundWhileTheyMoveUp) {
     for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.next() % i]);  // bushy
     for (auto k : order) ASSERT_TRUE(tree.insert(0, k, k));
   }
-  std::atomic<bool> stop{false};
   std::atomic<std::uint64_t> missed{0}, reader_ops{0};
-  std::vector<std::thread> workers;
-  for (int t = 0; t < updaters; ++t)
-    workers.emplace_back([&, t] {
-      Xoshiro256StarStar rng;
-      rng.seed(100 + static_cast<std::uint64_t>(t));
-      while (!stop.load(std::memory_order_relaxed)) {
-        const std::uint64_t k = churn[rng.next() % churn.size()];
-        if (rng.next() & 1) tree.insert(t, k, k);
-        else tree.erase(t, k);
-      }
-    });
-  for (int r = 0; r < readers; ++r)
-    workers.emplace_back([&, tid = updaters + r] {
-      Xoshiro256StarStar rng;
-      rng.seed(200 + static_cast<std::uint64_t>(tid));
-      std::uint64_t ops = 0;
-      while (!stop.load(std::memory_order_relaxed)) {
-        const std::uint64_t k = stable[rng.next() % stable.size()];
-        if (!tree.contains(tid, k)) missed.fetch_add(1);
-        if (tree.insert(tid, k, k)) missed.fetch_add(1);  // it was present: must not insert
-        ops += 2;
-      }
-      reader_ops.fetch_add(ops);
-    });
-  std::this_thread::sleep_for(duration);
-  stop.store(true);
-  for (auto& w : workers) w.join();
+  // Rounds of `duration` until the updaters have promoted enough successors (a loaded machine,
+  // or a sanitizer, slows them), at most 20 rounds.
+  for (int round = 0; round < 20 && figure(tree.stats(), "promotions") <= 100; ++round) {
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> workers;
+    for (int t = 0; t < updaters; ++t)
+      workers.emplace_back([&, t, round] {
+        Xoshiro256StarStar rng;
+        rng.seed(100 + static_cast<std::uint64_t>(t + 10 * round));
+        while (!stop.load(std::memory_order_relaxed)) {
+          const std::uint64_t k = churn[rng.next() % churn.size()];
+          if (rng.next() & 1) tree.insert(t, k, k);
+          else tree.erase(t, k);
+        }
+      });
+    for (int r = 0; r < readers; ++r)
+      workers.emplace_back([&, tid = updaters + r] {
+        Xoshiro256StarStar rng;
+        rng.seed(200 + static_cast<std::uint64_t>(tid));
+        std::uint64_t ops = 0;
+        while (!stop.load(std::memory_order_relaxed)) {
+          const std::uint64_t k = stable[rng.next() % stable.size()];
+          if (!tree.contains(tid, k)) missed.fetch_add(1);
+          if (tree.insert(tid, k, k)) missed.fetch_add(1);  // it was present: must not insert
+          ops += 2;
+        }
+        reader_ops.fetch_add(ops);
+      });
+    std::this_thread::sleep_for(duration);
+    stop.store(true);
+    for (auto& w : workers) w.join();
+  }
   EXPECT_EQ(missed.load(), 0u) << "a key present throughout was missed, of " << reader_ops.load() << " lookups";
   EXPECT_GT(figure(tree.stats(), "promotions"), 100u) << "too few successor promotions to test them";
   EXPECT_EQ(tree.check_invariants(), "");
@@ -212,7 +216,6 @@ TYPED_TEST(RamachandranMittal, PromotedKeyIsFoundWhileItMovesUp) {
   std::atomic<std::uint64_t> missed{0}, checked{0}, rounds{0};
   std::vector<std::thread> workers;
   workers.emplace_back([&] {
-    std::uint64_t r = 0;
     while (!stop.load(std::memory_order_relaxed)) {
       for (auto k : block) ASSERT_TRUE(tree.insert(0, k, k));
       round.fetch_add(1, std::memory_order_release);  // even
@@ -223,9 +226,8 @@ TYPED_TEST(RamachandranMittal, PromotedKeyIsFoundWhileItMovesUp) {
       for (int spin = 0; spin < 1000 && checked.load() < target && !stop.load(); ++spin) std::this_thread::yield();
       round.fetch_add(1, std::memory_order_release);  // odd
       for (std::size_t i = 1; i < block.size(); ++i) ASSERT_TRUE(tree.erase(0, block[i]));
-      ++r;
+      rounds.fetch_add(1, std::memory_order_relaxed);
     }
-    rounds.store(r);
   });
   for (int t = 1; t <= readers; ++t)
     workers.emplace_back([&, t] {
@@ -246,7 +248,12 @@ TYPED_TEST(RamachandranMittal, PromotedKeyIsFoundWhileItMovesUp) {
         missed.fetch_add(!found);
       }
     });
+  // At least `duration` and 11 rounds (a loaded machine, or a sanitizer, slows the rounds), but
+  // no more than 60 s.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   std::this_thread::sleep_for(duration);
+  while (rounds.load(std::memory_order_relaxed) <= 10 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   stop.store(true);
   for (auto& w : workers) w.join();
   EXPECT_EQ(missed.load(), 0u) << "S was missed while it moved up, of " << checked.load() << " lookups in "
