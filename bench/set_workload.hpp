@@ -317,6 +317,18 @@ class SetWorkload {
     }
     j["invariants"] = invariants;
     if constexpr (requires { S::node_bytes; }) j["node_bytes"] = S::node_bytes;
+    if constexpr (HasSearchDepths<S>) {
+      // The tree's shape: nodes a search for a present key reads (why a balanced tree is or
+      // is not faster; see docs/results-bst.md).
+      std::uint64_t keys = 0, depth_sum = 0, deepest = 0;
+      set_->for_each_key_depth([&](Key, std::size_t depth) {
+        ++keys;
+        depth_sum += depth;
+        deepest = std::max<std::uint64_t>(deepest, depth);
+      });
+      j["search_depth_mean"] = keys ? static_cast<double>(depth_sum) / static_cast<double>(keys) : 0.0;
+      j["search_depth_max"] = deepest;
+    }
     // Reclamation and the structure's own counters, since construction (prefill included).
     if constexpr (requires(const S& s) { { s.stats() } -> std::same_as<StatsReport>; }) put_stats(j, set_->stats());
 

@@ -70,3 +70,30 @@ def test_usage_errors(tmp_path):
     assert code == 2 and "invalid choice" in err
     code, _, err = bench(tmp_path / "bst.md", "--render-only")
     assert code == 2 and "holds no run" in err
+
+
+def test_search_depths_and_time_per_node_read(tmp_path):
+    page = tmp_path / "bst.md"
+    code, _, err = bench(page, "--run", "sizes", "--structures", "bronson_avl,howley_jones_bst,libcds.bronson_avl",
+                         "--key-range", "4000", "--updates", "0", *TINY)
+    assert code == 0, err
+    points = json.loads((tmp_path / "bst.json").read_text())["runs"]["sizes"]["points"]
+    text = page.read_text()
+
+    depths = table_rows(text, "Search depth, uniform keys")
+    assert depths["libcds.bronson_avl"] == ["unavailable"]  # libcds's tree cannot be walked
+    for label in ("bronson_avl", "howley_jones_bst"):
+        p = points[label]["uniform,0,1,4000"]
+        mean, deepest = depths[label][0].replace("(", "").replace(")", "").split()
+        assert float(mean) == round(p["search_depth"], 1) and int(deepest) == p["search_depth_max"]
+        # ~2,000 keys: no binary tree is shallower on average than log2(n + 1) - 1 (plus a sentinel).
+        assert 10.0 <= p["search_depth"] <= p["search_depth_max"]
+    # The AVL tree: at most 1.44 log2(n + 2) deep below its root holder (routing nodes included).
+    assert points["bronson_avl"]["uniform,0,1,4000"]["search_depth_max"] <= 1 + 1.4405 * 11.97
+
+    per_node = table_rows(text, "Time per node read (ns), uniform keys")
+    for label in ("bronson_avl", "howley_jones_bst"):
+        p = points[label]["uniform,0,1,4000"]
+        assert abs(float(per_node[label][0]) - 1e3 / (p["mops"] * p["search_depth"])) <= 0.5  # "%.1f" below 10 ns
+    assert per_node["libcds.bronson_avl"] == ["unavailable"]
+    assert "the fastest unbalanced tree (`howley_jones_bst`)" in text

@@ -1,14 +1,19 @@
 // What the BST unit tests share: an allocator that counts the objects (nodes and descriptors)
 // alive, a stats figure by name, a tree's keys in order, and the checks whose logic is the same
 // for every tree (keys at the edges of the key space, the only key, path-shaped trees, a
-// differential run against std::set, concurrent updates with reclamation accounting).
+// differential run against std::set, search depths against a sequential tree of the same
+// updates, concurrent updates with reclamation accounting).
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <thread>
@@ -146,6 +151,117 @@ void check_path_shaped_tree(Tree& tree, std::uint64_t n) {
   EXPECT_TRUE(keys_of(tree).empty());
   EXPECT_EQ(tree.check_invariants(), "");
   EXPECT_EQ(tree.node_count(), empty_nodes);
+}
+
+// A sequential, unbalanced BST given the same updates one at a time, for the depth every key
+// must have in a concurrent tree after them. Internal: a key in every node; erasing a node with
+// two children moves its successor's key into it and removes the successor's node (Hibbard),
+// which is the shape Howley-Jones, Ramachandran-Mittal, Drachsler et al. and Citrus leave.
+// External: keys in the leaves below one sentinel leaf `top` (larger than every key); an
+// insert replaces the leaf it reaches by a routing node of key max(key, leaf key) over both
+// leaves; an erase replaces the leaf's parent by the leaf's sibling. Routing: key < node key
+// goes left. Depth: the root is 1.
+class ReferenceBst {
+ public:
+  enum class Kind { internal, external };
+  ReferenceBst(Kind kind, std::uint64_t top = 0) : kind_(kind) {
+    if (kind == Kind::external) root_ = std::make_unique<Node>(Node{top, true, nullptr, nullptr});
+  }
+
+  bool insert(std::uint64_t k) {
+    std::unique_ptr<Node>* at = &root_;
+    while (*at && !(*at)->leaf) {
+      if ((*at)->key == k && kind_ == Kind::internal) return false;
+      at = k < (*at)->key ? &(*at)->left : &(*at)->right;
+    }
+    if (kind_ == Kind::internal) {
+      *at = std::make_unique<Node>(Node{k, false, nullptr, nullptr});
+      return true;
+    }
+    if ((*at)->key == k) return false;
+    std::unique_ptr<Node> leaf = std::move(*at), fresh = std::make_unique<Node>(Node{k, true, nullptr, nullptr});
+    const std::uint64_t routing = std::max(k, leaf->key);
+    const bool fresh_left = k < leaf->key;
+    *at = std::make_unique<Node>(Node{routing, false, fresh_left ? std::move(fresh) : std::move(leaf), nullptr});
+    (*at)->right = fresh_left ? std::move(leaf) : std::move(fresh);
+    return true;
+  }
+
+  bool erase(std::uint64_t k) {
+    std::unique_ptr<Node>* parent = nullptr;
+    std::unique_ptr<Node>* at = &root_;
+    while (*at && !(*at)->leaf && !(kind_ == Kind::internal && (*at)->key == k)) {
+      parent = at;
+      at = k < (*at)->key ? &(*at)->left : &(*at)->right;
+    }
+    if (!*at || (*at)->key != k) return false;
+    if (kind_ == Kind::external) {
+      std::unique_ptr<Node> sibling = std::move((*parent)->left.get() == at->get() ? (*parent)->right : (*parent)->left);
+      *parent = std::move(sibling);
+      return true;
+    }
+    Node* n = at->get();
+    if (n->left && n->right) {
+      std::unique_ptr<Node>* succ = &n->right;
+      while ((*succ)->left) succ = &(*succ)->left;
+      n->key = (*succ)->key;
+      *succ = std::move((*succ)->right);
+    } else {
+      *at = std::move(n->left ? n->left : n->right);
+    }
+    return true;
+  }
+
+  std::map<std::uint64_t, std::size_t> depths() const {
+    std::map<std::uint64_t, std::size_t> out;
+    std::vector<std::pair<const Node*, std::size_t>> stack;
+    if (root_) stack.push_back({root_.get(), 1});
+    while (!stack.empty()) {
+      const auto [n, depth] = stack.back();
+      stack.pop_back();
+      if (kind_ == Kind::internal || n->leaf) out[n->key] = depth;
+      for (const Node* c : {n->left.get(), n->right.get()})
+        if (c) stack.push_back({c, depth + 1});
+    }
+    if (kind_ == Kind::external) out.erase(std::prev(out.end()));  // the sentinel leaf
+    return out;
+  }
+
+ private:
+  struct Node {
+    std::uint64_t key;
+    bool leaf;
+    std::unique_ptr<Node> left, right;
+  };
+  Kind kind_;
+  std::unique_ptr<Node> root_;
+};
+
+inline std::map<std::uint64_t, std::size_t> depths_of(const auto& tree) {
+  std::map<std::uint64_t, std::size_t> out;
+  tree.for_each_key_depth([&](std::uint64_t k, std::size_t depth) { EXPECT_TRUE(out.emplace(k, depth).second) << k; });
+  return out;
+}
+
+// One thread updates `tree` and a ReferenceBst of `kind` alike (random inserts and erases on
+// 1..key_range, so every erasure case comes up); every 50 updates each key's search depth in
+// the tree must be the reference's plus `depth_above` (the sentinels a search reads before the
+// reference's root).
+template <class Tree>
+void check_search_depths(Tree& tree, ReferenceBst::Kind kind, std::size_t depth_above, int ops = 3'000,
+                         std::uint64_t key_range = 400) {
+  ReferenceBst reference(kind, kind == ReferenceBst::Kind::external ? Tree::max_key + 1 : 0);
+  Xoshiro256StarStar rng;
+  rng.seed(7);
+  for (int i = 1; i <= ops; ++i) {
+    const std::uint64_t k = 1 + rng.next() % key_range;
+    if (rng.next() % 5 < 3) ASSERT_EQ(tree.insert(0, k, k), reference.insert(k)) << "insert " << k;
+    else ASSERT_EQ(tree.erase(0, k), reference.erase(k)) << "erase " << k;
+    if (i % 50 != 0) continue;
+    std::map<std::uint64_t, std::size_t> expected = reference.depths();
+    for (auto& [key, depth] : expected) depth += depth_above;
+    ASSERT_EQ(depths_of(tree), expected) << "after " << i << " updates";
+  }
 }
 
 // Random single-threaded inserts, erases and lookups on keys 1..key_range against std::set,

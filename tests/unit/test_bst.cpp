@@ -65,6 +65,15 @@ TYPED_TEST(ExternalBst, UnbalancedTreeInsertedInOrder) {
   check_path_shaped_tree(tree, 1'500);
 }
 
+// Each key's search depth (the benchmark's shape figure) is its leaf's depth in a sequential
+// external tree of the same updates, below the sentinels: R and S in Natarajan-Mittal's tree,
+// Root in Ellen et al.'s and BST-TK.
+TYPED_TEST(ExternalBst, SearchDepthsMatchASequentialTree) {
+  TypeParam tree(1, this->eager());
+  const std::size_t sentinels_above = std::is_same_v<TypeParam, NatarajanMittalBst<typename TypeParam::reclaimer_type>> ? 2 : 1;
+  check_search_depths(tree, ReferenceBst::Kind::external, sentinels_above);
+}
+
 // Four threads on 16 keys (the helper's defaults) with eager reclamation: heavy helping and
 // cleanup, then every removed object retired and the set right.
 TYPED_TEST(ExternalBst, ConcurrentUpdatesRetireEveryRemovedObject) {

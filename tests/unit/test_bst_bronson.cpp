@@ -125,6 +125,17 @@ TYPED_TEST(BronsonAvlTest, SortedInsertsAreBalanced) {
   const auto keys = keys_of(tree);
   ASSERT_EQ(keys.size(), n);
   for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(keys[i], i + 1);
+  // Search depths (the benchmark's shape figure) count the root holder, then the path: the
+  // root alone at depth 2, the deepest keys at 1 + the height (no routing node yet).
+  const auto depths = depths_of(tree);
+  ASSERT_EQ(depths.size(), n);
+  std::size_t deepest = 0, at_root = 0;
+  for (const auto& [k, depth] : depths) {
+    deepest = std::max(deepest, depth);
+    at_root += depth == 2;
+  }
+  EXPECT_EQ(deepest, 18u);
+  EXPECT_EQ(at_root, 1u);
 
   // Delete the lower half in order, then the upper half from the top down.
   for (std::uint64_t k = 1; k <= n / 2; ++k) ASSERT_TRUE(tree.erase(0, k));
@@ -178,6 +189,10 @@ TYPED_TEST(BronsonAvlTest, RandomUpdatesKeepTheTreeStrictlyBalanced) {
     ASSERT_EQ(tree.check_invariants(), "") << "phase " << phase;
     const std::uint64_t size = static_cast<std::uint64_t>(std::count(in.begin(), in.end(), true));
     ASSERT_EQ(keys_of(tree).size(), size);
+    // Every key has a search depth, none deeper than the tree (routing nodes count).
+    const auto depths = depths_of(tree);
+    ASSERT_EQ(depths.size(), size);
+    for (const auto& [k, depth] : depths) ASSERT_LE(depth, 1 + static_cast<std::size_t>(tree.height())) << "key " << k;
   }
 }
 

@@ -152,6 +152,14 @@ TYPED_TEST(Citrus, DegenerateTrees) {
   EXPECT_EQ(tree.node_count(), 1u);
 }
 
+// Each key's search depth (the benchmark's shape figure) is its depth in a sequential
+// unbalanced tree of the same updates (two-child erasures take the successor, Hibbard's
+// way), one below the sentinel.
+TYPED_TEST(Citrus, SearchDepthsMatchASequentialTree) {
+  TypeParam tree(1, this->eager());
+  check_search_depths(tree, ReferenceBst::Kind::internal, 1);
+}
+
 // The grace period at work. Each round builds a random tree of keys 1..257; two threads erase
 // the even keys, and every even node with two children moves its successor, an odd key, up
 // the tree (the successor of an even key k is k+1 when k+1 is below it); meanwhile two

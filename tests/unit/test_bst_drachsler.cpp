@@ -130,6 +130,14 @@ TYPED_TEST(DrachslerBstTest, SequentialDifferential) {
   EXPECT_EQ(tree.node_count(), keys_of(tree).size() + 2);  // and Head and Root
 }
 
+// Each key's search depth (the benchmark's shape figure) is its depth in a sequential
+// unbalanced tree of the same updates (two-child erasures take the successor, Hibbard's
+// way), one below the sentinel.
+TYPED_TEST(DrachslerBstTest, SearchDepthsMatchASequentialTree) {
+  TypeParam tree(1, this->eager());
+  check_search_depths(tree, ReferenceBst::Kind::internal, 1);
+}
+
 // Four threads on 16 keys (the helper's defaults) with eager reclamation: the succ-lock gaps
 // and the tree locks are fought over, relocations are frequent.
 TYPED_TEST(DrachslerBstTest, ConcurrentUpdatesRetireEveryRemovedNode) {

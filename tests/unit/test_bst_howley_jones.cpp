@@ -126,6 +126,14 @@ TYPED_TEST(HowleyJonesBstTest, SequentialDifferential) {
   check_against_std_set(tree, 60'000, 5'000);
 }
 
+// Each key's search depth (the benchmark's shape figure) is its depth in a sequential
+// unbalanced tree of the same updates (two-child erasures take the successor, Hibbard's
+// way), one below the sentinel.
+TYPED_TEST(HowleyJonesBstTest, SearchDepthsMatchASequentialTree) {
+  TypeParam tree(1, this->eager());
+  check_search_depths(tree, ReferenceBst::Kind::internal, 1);
+}
+
 // Odd keys are inserted once and never erased; updaters churn the even keys around them, so
 // erasures of nodes with two children keep relocating odd successors up the tree. contains
 // must never miss an odd key (the light traversal's lastRight check and its relocated-MARK

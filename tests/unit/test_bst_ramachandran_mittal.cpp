@@ -127,6 +127,14 @@ TYPED_TEST(RamachandranMittal, UnbalancedTreeInsertedInOrder) {
   check_path_shaped_tree(tree, 1'000);
 }
 
+// Each key's search depth (the benchmark's shape figure) is its depth in a sequential
+// unbalanced tree of the same updates (two-child erasures take the successor, Hibbard's
+// way), one below the sentinel.
+TYPED_TEST(RamachandranMittal, SearchDepthsMatchASequentialTree) {
+  TypeParam tree(1, this->eager());
+  check_search_depths(tree, ReferenceBst::Kind::internal, 1);
+}
+
 // Four threads on 16 keys (the helper's defaults) with eager reclamation: heavy helping; and
 // two-child deletes (successor promotions) among the updates.
 TYPED_TEST(RamachandranMittal, ConcurrentUpdatesRetireEveryRemovedNode) {

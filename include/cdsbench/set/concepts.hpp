@@ -43,6 +43,14 @@ concept HasForEachKey = requires(const S& s, void (*fn)(typename S::key_type)) {
   s.for_each_key(fn);
 };
 
+// fn(key, depth) for each key in the set, depth being the nodes a search for the key reads
+// from the structure's entry node down to the node that holds it, sentinels on the way
+// included (trees; for the benchmark's shape figures).
+template <class S>
+concept HasSearchDepths = requires(const S& s, void (*fn)(typename S::key_type, std::size_t)) {
+  s.for_each_key_depth(fn);
+};
+
 template <class S>
 concept HasInvariantCheck = requires(const S& s) {
   { s.check_invariants() } -> std::same_as<std::string>;  // empty when sound

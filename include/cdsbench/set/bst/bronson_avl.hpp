@@ -115,6 +115,7 @@
 #include <array>
 #include <atomic>
 #include <cassert>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -125,6 +126,7 @@
 #include "cdsbench/platform/spin_lock.hpp"
 #include "cdsbench/platform/user_stats.hpp"
 #include "cdsbench/reclaim/reclaimer.hpp"
+#include "cdsbench/set/bst/detail/tree_depth.hpp"
 
 namespace cdsb {
 
@@ -305,6 +307,17 @@ class BronsonAvl {
       if (n->present.load(std::memory_order_acquire)) fn(n->key);
       n = n->child[1].load(std::memory_order_acquire);
     }
+  }
+
+  // Each key with the nodes a search for it reads, the root holder and routing nodes on the
+  // way included (quiescent).
+  template <class Fn>
+  void for_each_key_depth(Fn&& fn) const {
+    detail::visit_with_depth(holder_, [](Node* n) {
+      return std::array<Node*, 2>{n->child[0].load(std::memory_order_acquire), n->child[1].load(std::memory_order_acquire)};
+    }, [&](Node* n, std::size_t depth) {
+      if (n != holder_ && n->present.load(std::memory_order_acquire)) fn(n->key, depth);
+    });
   }
 
   // Order (strict: keys unique), parent pointers, exact stored heights, strict AVL balance at

@@ -70,9 +70,11 @@
 //  On x86 every one of these loads and stores is a plain move.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cassert>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -84,6 +86,7 @@
 #include "cdsbench/platform/user_stats.hpp"
 #include "cdsbench/reclaim/rcu.hpp"
 #include "cdsbench/reclaim/reclaimer.hpp"
+#include "cdsbench/set/bst/detail/tree_depth.hpp"
 
 namespace cdsb {
 
@@ -251,6 +254,16 @@ class CitrusBst {
       fn(n->key);
       n = n->child[1].load(std::memory_order_acquire).node();
     }
+  }
+
+  // Each key with the nodes a search for it reads, the root sentinel included (quiescent).
+  template <class Fn>
+  void for_each_key_depth(Fn&& fn) const {
+    detail::visit_with_depth(root_, [](Node* n) {
+      return std::array<Node*, 2>{n->child[0].load(std::memory_order_acquire).node(), n->child[1].load(std::memory_order_acquire).node()};
+    }, [&](Node* n, std::size_t depth) {
+      if (n != root_) fn(n->key, depth);
+    });
   }
 
   // Internal-tree order (every key inside the bounds its ancestors set, so in-order keys

@@ -146,8 +146,10 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cassert>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -160,6 +162,7 @@
 #include "cdsbench/platform/spin_lock.hpp"
 #include "cdsbench/platform/user_stats.hpp"
 #include "cdsbench/reclaim/reclaimer.hpp"
+#include "cdsbench/set/bst/detail/tree_depth.hpp"
 
 namespace cdsb {
 
@@ -330,6 +333,17 @@ class DrachslerBst {
   template <class Fn>
   void for_each_key(Fn&& fn) const {
     for (Node* n = first(); n != root_; n = n->succ.load(std::memory_order_acquire).get()) fn(n->key);
+  }
+
+  // Each key with the nodes the tree walk of a search for it reads, from the sentinel root (the
+  // ordering list's last step, usually none, not counted); quiescent.
+  template <class Fn>
+  void for_each_key_depth(Fn&& fn) const {
+    detail::visit_with_depth(root_, [](Node* n) {
+      return std::array<Node*, 2>{n->child[left].load(std::memory_order_acquire), n->child[right].load(std::memory_order_acquire)};
+    }, [&](Node* n, std::size_t depth) {
+      if (n != root_) fn(n->key, depth);
+    });
   }
 
   std::size_t size() const {

@@ -262,6 +262,14 @@ class EllenBst {
     });
   }
 
+  // Each key with the nodes a search for it reads, the sentinel Root included (quiescent).
+  template <class Fn>
+  void for_each_key_depth(Fn&& fn) const {
+    detail::for_each_leaf_depth<Shape>(Child(root_), [&](Child c, std::size_t depth) {
+      if (c->key <= max_key) fn(c->key, depth);
+    });
+  }
+
   // External-tree shape and key order, every update word CLEAN (no flag or mark left: every
   // operation finished its update), and the sentinels in place.
   std::string check_invariants() const {

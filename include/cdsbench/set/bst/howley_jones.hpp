@@ -160,6 +160,7 @@
 //  - exits_left: acq_rel, so the thread that retires the op follows every exit.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cassert>
@@ -173,6 +174,7 @@
 #include "cdsbench/platform/cache.hpp"
 #include "cdsbench/platform/user_stats.hpp"
 #include "cdsbench/reclaim/reclaimer.hpp"
+#include "cdsbench/set/bst/detail/tree_depth.hpp"
 
 namespace cdsb {
 
@@ -450,6 +452,17 @@ class HowleyJonesBst {
       fn(n->key.load(std::memory_order_acquire));
       c = n->right.load(std::memory_order_acquire);
     }
+  }
+
+  // Each key with the nodes a search for it reads, the auxiliary root included (quiescent).
+  template <class Fn>
+  void for_each_key_depth(Fn&& fn) const {
+    detail::visit_with_depth(root_, [](Node* n) {
+      const Child l = n->left.load(std::memory_order_acquire), r = n->right.load(std::memory_order_acquire);
+      return std::array<Node*, 2>{l.is_null() ? nullptr : l.node(), r.is_null() ? nullptr : r.node()};
+    }, [&](Node* n, std::size_t depth) {
+      if (n != root_) fn(n->key.load(std::memory_order_acquire), depth);
+    });
   }
 
   // Keys in the set (quiescent).

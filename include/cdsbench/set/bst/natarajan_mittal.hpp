@@ -197,6 +197,14 @@ class NatarajanMittalBst {
     });
   }
 
+  // Each key with the nodes a search for it reads, the sentinels R and S included (quiescent).
+  template <class Fn>
+  void for_each_key_depth(Fn&& fn) const {
+    detail::for_each_leaf_depth<Shape>(root_, [&](Node* n, std::size_t depth) {
+      if (n->key <= max_key) fn(n->key, depth);
+    });
+  }
+
   // External-tree shape and key order, no flagged or tagged edge left at quiescence (every
   // delete completed its cleanup), and the sentinels in place.
   std::string check_invariants() const {

@@ -158,9 +158,11 @@
 //  On x86 every CAS is a locked instruction and every load a plain move whatever the order.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cassert>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -170,6 +172,7 @@
 #include "cdsbench/platform/cache.hpp"
 #include "cdsbench/platform/user_stats.hpp"
 #include "cdsbench/reclaim/reclaimer.hpp"
+#include "cdsbench/set/bst/detail/tree_depth.hpp"
 
 namespace cdsb {
 
@@ -363,6 +366,15 @@ class RamachandranMittalBst {
       fn(n->key.load(std::memory_order_acquire) & key_mask);
       n = child_of(n, right);
     }
+  }
+
+  // Each key with the nodes a search for it reads, the sentinel included (quiescent).
+  template <class Fn>
+  void for_each_key_depth(Fn&& fn) const {
+    detail::visit_with_depth(root_, [](Node* n) { return std::array<Node*, 2>{child_of(n, left), child_of(n, right)}; },
+                             [&](Node* n, std::size_t depth) {
+                               if (n != root_) fn(n->key.load(std::memory_order_acquire) & key_mask, depth);
+                             });
   }
 
   // Internal-tree order (every key strictly inside the interval its position allows: no key

@@ -1,7 +1,7 @@
 // Quiescent walks shared by the external (leaf-oriented) BSTs: visiting every node (teardown,
-// node counts), the leaves in key order (for_each_key) and the shape and order check behind
-// check_invariants. Only ever called while no operation runs, so plain acquire loads suffice
-// and nothing here is on a hot path.
+// node counts), the leaves in key order (for_each_key) with their depths, and the shape and
+// order check behind check_invariants. Only ever called while no operation runs, so plain
+// acquire loads suffice and nothing here is on a hot path.
 //
 // A tree describes its nodes with a `Shape`: static functions over a node handle H (a node
 // pointer, or a tagged child pointer)
@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cdsb::detail {
@@ -38,21 +39,27 @@ void visit_external_tree(H root, Fn&& fn) {
   }
 }
 
-// The leaves under `root` from left to right (in key order when the tree is sound).
+// The leaves under `root` from left to right (in key order when the tree is sound), each with
+// its depth: the nodes a search for its key reads, `root` (depth 1) and the leaf included.
 template <class Shape, class H, class Fn>
-void for_each_leaf(H root, Fn&& fn) {
-  std::vector<H> stack{root};
+void for_each_leaf_depth(H root, Fn&& fn) {
+  std::vector<std::pair<H, std::size_t>> stack{{root, 1}};
   while (!stack.empty()) {
-    const H n = stack.back();
+    const auto [n, depth] = stack.back();
     stack.pop_back();
     if (!Shape::present(n)) continue;
     if (Shape::is_leaf(n)) {
-      fn(n);
+      fn(n, depth);
     } else {
-      stack.push_back(Shape::right(n));
-      stack.push_back(Shape::left(n));
+      stack.push_back({Shape::right(n), depth + 1});
+      stack.push_back({Shape::left(n), depth + 1});
     }
   }
+}
+
+template <class Shape, class H, class Fn>
+void for_each_leaf(H root, Fn&& fn) {
+  for_each_leaf_depth<Shape>(root, [&](H n, std::size_t) { fn(n); });
 }
 
 // External-tree shape and order: every internal node has two children; every key of a left
