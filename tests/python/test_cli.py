@@ -176,6 +176,10 @@ def test_range_queries_need_a_structure_that_has_them(option):
 EVENTS = "(cycles|instructions|l1d_misses|llc_misses|dtlb_misses|branch_misses|task_clock_ns|page_faults|context_switches|cpu_migrations)"
 
 
+BSTS = ("natarajan_mittal_bst", "ellen_bst", "bst_tk", "howley_jones_bst", "ramachandran_mittal_bst", "drachsler_bst",
+        "citrus_bst", "bronson_avl")
+
+
 def test_every_printed_key_is_documented():
     doc = (ROOT / "docs" / "output.md").read_text()
     documented = set(re.findall(r"`([a-z0-9_]+)`", doc))
@@ -184,7 +188,7 @@ def test_every_printed_key_is_documented():
     assert code == 0
     keys = {line.split("=", 1)[0] for line in out.splitlines()}
     for ds, reclaimer in (("harris_michael_list", "ebr"), ("harris_michael_list", "hp"), ("harris_michael_list", "ibr"),
-                          ("lazy_list", "none")):
+                          ("lazy_list", "none"), *((tree, "ebr") for tree in BSTS)):
         code, more, _ = run("cdsbench", "--ds", ds, "--reclaimer", reclaimer, *SHORT)
         assert code == 0
         keys |= {line.split("=", 1)[0] for line in more.splitlines()}
@@ -194,6 +198,7 @@ def test_every_printed_key_is_documented():
     undocumented = sorted(k for k in keys if k not in documented and not any(p.match(k) for p in patterns))
     assert undocumented == []
     assert "cycles_per_op" in keys and "latency_range_query_p99_9_ns" in keys  # the patterns were exercised
+    assert "search_depth_mean" in keys  # a tree's shape figures
 
 
 def test_every_reclaimer_reports_its_figures_and_they_add_up():
