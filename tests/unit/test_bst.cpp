@@ -5,7 +5,9 @@
 // retired), and teardown frees them all.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "cdsbench/reclaim/alloc_system.hpp"
