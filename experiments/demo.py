@@ -1,9 +1,11 @@
 """`make demo`: every registered structure, 1, 2 and 4 threads, 0% and 50% updates, 3 trials.
 
-The structures come from `cdsbench --list`, so a structure added to the registry joins the demo
-without an edit here. Each trial lasts 1 s while the whole sweep fits in the demo's budget of
-about 5 minutes on 2 cores; with more structures registered than that allows, the trials are
-shortened to fit (never below 100 ms) and the report says how long they were.
+The structures come from the harness's registry (`cdsbench --list --json FILE`), so a structure
+added to the registry joins the demo without an edit here; how the demo treats a structure (its
+family, the points the harness refuses) follows the registry's data, never the structure's name.
+Each trial lasts 1 s while the whole sweep fits in the demo's budget of about 5 minutes on 2
+cores; with more structures registered than that allows, the trials are shortened to fit (never
+below 100 ms) and the report says how long they were.
 CDSBENCH_DEMO_TRIAL_MS=1000 forces 1 s trials whatever it costs. Report: results/demo/index.html.
 """
 import os
@@ -27,10 +29,14 @@ def trial_ms(grid) -> int:
     return max(100, min(1000, ms))
 
 
+STRUCTURES = registered_structures()
+
+
 def refused(p):
-    """A point the harness refuses: tbb.concurrent_map has no thread-safe erase, so it deletes
-    only with one thread (bench/adapters/tbb_sets.hpp)."""
-    return p["ds"] == "tbb.concurrent_map" and p["updates"] > 0 and p["threads"] > 1
+    """A point the harness refuses: a structure without a thread-safe erase (concurrent_erase
+    false in the registry, e.g. tbb.concurrent_map: bench/adapters/tbb_sets.hpp) deletes only
+    with one thread."""
+    return not STRUCTURES.entry(p["ds"])["concurrent_erase"] and p["updates"] > 0 and p["threads"] > 1
 
 
 def options(p, grid):
@@ -46,20 +52,24 @@ EXPERIMENT = Experiment(
         "update-heavy (50%: 25% inserts, 25% deletes), keys uniform in [1, 10000], 3 trials per point, "
         "each its own process (seed 1 + trial); trials last 1 s, or less when many structures are "
         "registered, to keep the demo near 5 minutes: the duration_ms column says how long. Latency is "
-        "sampled every 64th operation. Structures are grouped by family: the sets (ours and the peers, "
-        "libcds.* and tbb.*, side by side), and each sequential "
-        "structure under its black-box constructions (nr = Node Replication, sl = spin lock, "
-        "rwl = readers-writer lock, fc = flat combining, fcplus = flat combining with a readers-writer "
-        "lock, lf = lock-free). tbb.concurrent_map has no thread-safe erase, so its 50% points run with "
-        "one thread only. On a 2-CPU machine the 4-thread points are oversubscribed on purpose."
+        "sampled every 64th operation. Structures are grouped by family, from the registry's data "
+        "(the family column): the black-box structures by the sequential structure they run "
+        "(blackbox_structure), each under its black-box constructions (blackbox_method: nr = Node "
+        "Replication, sl = spin lock, rwl = readers-writer lock, fc = flat combining, fcplus = flat "
+        "combining with a readers-writer lock, lf = lock-free), and every other structure in 'sets' "
+        "(ours and the peers, e.g. libcds and oneTBB, side by side). A structure without a thread-safe "
+        "erase (tbb.concurrent_map) runs its 50% points with one thread only. On a 2-CPU machine the "
+        "4-thread points are oversubscribed on purpose."
     ),
-    grid={"ds": registered_structures(), "threads": THREADS, "updates": UPDATES},
+    grid={"ds": STRUCTURES, "threads": THREADS, "updates": UPDATES},
     exclude=[refused],
     trials=TRIALS,
     fixed={"key_range": 10_000, "latency_sample": 64},
     options=options,
     derived={
-        "family": "ds.split('.', 1)[1] if ds.split('.', 1)[0] in ('nr', 'sl', 'rwl', 'fc', 'fcplus', 'lf') else 'sets'",
+        # Every trial's configuration says whether its structure is black-box (blackbox_method,
+        # blackbox_structure: the harness prints "none" for the others, which reads as None here).
+        "family": "'sets' if blackbox_structure is None else blackbox_structure",
         "mops_per_s": "throughput_ops_per_s / 1e6",
         "thread_fairness": "thread_throughput_min_ops_per_s / thread_throughput_max_ops_per_s",
     },

@@ -1,4 +1,4 @@
-// libcds peers behind our ConcurrentSet interface (DESIGN.md §3), so they run through the same
+// libcds peers behind our ConcurrentSet interface (architecture.md §3), so they run through the same
 // measured loop, prefill, validation and correctness matrix as our structures:
 //
 //   libcds.ellen_bst     cds::container::EllenBinTreeMap (Ellen, Fatourou, Ruppert & van Breugel,
@@ -35,8 +35,8 @@
 //   `descriptors_*`), on the process's malloc like our `system` allocator.
 //
 // libcds's .so is not built with ThreadSanitizer: the hazard-pointer scans that decide when a
-// node may be freed run inside it, unseen by TSan (see bench/registry_peers.cpp). And libcds's
-// SkipListMap::contains is not linearizable (lincheck found it; bench/registry_peers.cpp has
+// node may be freed run inside it, unseen by TSan (see bench/registry/structures.cpp). And libcds's
+// SkipListMap::contains is not linearizable (lincheck found it; bench/registry/structures.cpp has
 // the evidence): the adapter calls it as it is, so measurements show the library as shipped.
 #pragma once
 
@@ -316,7 +316,7 @@ class LibcdsSkipListMap {
   // Linearizable; lock-free (libcds); hp.
   bool erase(int, key_type k) { return map_.erase(k); }
   // NOT linearizable in libcds 2.3.3: may report a key whose erase has already taken effect
-  // (bench/registry_peers.cpp); lock-free (libcds); hp.
+  // (bench/registry/structures.cpp); lock-free (libcds); hp.
   bool contains(int, key_type k) { return map_.contains(k); }
 
   void thread_init(int) { LibcdsSession::attach_thread(); }

@@ -1,4 +1,4 @@
-// oneTBB peers behind our ConcurrentSet interface (DESIGN.md §3): oneTBB 2021.8 as Debian
+// oneTBB peers behind our ConcurrentSet interface (architecture.md §3): oneTBB 2021.8 as Debian
 // ships it (libtbb-dev), run through the same loop, prefill, validation and correctness
 // matrix as our structures.
 //
@@ -7,7 +7,7 @@
 //                            run beside any other operation. The adapter says so
 //                            (concurrent_erase = false): the command line refuses `--delete` > 0
 //                            when more than one thread runs, steady prefill ages the shape on
-//                            one thread (bench/set_workload.hpp), lincheck and the stress test
+//                            one thread (bench/workloads/set_workload.hpp), lincheck and the stress test
 //                            run it on inserts and searches. With one thread it runs any mix,
 //                            slowly: unsafe_erase finds the erased node's predecessors by walking
 //                            each of its levels from the head (fill_prev_array_for_existing_node

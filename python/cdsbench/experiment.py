@@ -27,6 +27,7 @@ import math
 import re
 import shlex
 import subprocess
+import tempfile
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,9 @@ RESERVED_PREFIX = "run_"
 
 DEFAULT_RULES = ('validation == "PASS"', "throughput_ops_per_s > 0")
 
+# The kinds of structure the harness's listing names (`cdsbench --list --json FILE`).
+KINDS = ("ordered_set", "unordered_map", "queue", "stack", "black_box")
+
 
 class ExperimentError(UsageError):
     """A bad experiment definition (reported with the file name in front)."""
@@ -51,41 +55,145 @@ class ExperimentError(UsageError):
 
 
 class registered_structures:  # noqa: N801 (used like a function in experiment files)
-    """The structures the harness registers (`HARNESS --list`, first word of each line), in
-    registry order, so new structures join an experiment without editing it.
+    """The structures the harness registers, in registry order, read from its machine-readable
+    listing (`HARNESS --list --json FILE`), so new structures join an experiment without editing
+    it, and an experiment picks them by what the registry says of them, never by their names.
 
-    ``only`` keeps those names (in registry order); ``exclude`` drops names."""
+    Filters (all optional, combined with AND; the result keeps registry order):
 
-    def __init__(self, only: list[str] | None = None, exclude: list[str] | tuple = ()):
-        self.only = list(only) if only is not None else None
-        self.exclude = list(exclude)
+    - ``only``: these names; ``exclude``: not these names (a name or a list of names).
+    - ``kind``: a kind or a list of kinds (``KINDS``: ordered_set, unordered_map, queue, stack,
+      black_box).
+    - ``library``: a library or a list: ``"cdsbench"`` for ours, else the peer library
+      (``"libcds"``, ``"oneTBB"``).
+    - ``where``: a function of a structure's entry (the listing's dict: name, description,
+      kind, library, method, sequential, range_queries, concurrent_erase, layout, model,
+      known_violation, search_depths, variants) that keeps it when true, e.g.
+      ``where=lambda s: s["search_depths"]``.
 
-    def resolve(self, harness: Path) -> list[str]:
+    Once the plan is made (the grid resolved), ``entry(name)`` gives any registered structure's
+    entry, e.g. for an ``exclude`` function: ``not STRUCTURES.entry(p["ds"])["concurrent_erase"]``.
+    """
+
+    def __init__(self, only: str | list[str] | None = None, exclude: str | list[str] | tuple = (), *,
+                 kind: str | list[str] | None = None, library: str | list[str] | None = None,
+                 where: Callable[[dict], Any] | None = None):
+        self.only = _names("only", only) if only is not None else None
+        self.exclude = _names("exclude", exclude)
+        self.kind = _names("kind", kind) if kind is not None else None
+        self.library = _names("library", library) if library is not None else None
+        if self.kind is not None:
+            for k in self.kind:
+                if k not in KINDS:
+                    raise ExperimentError(f"grid: registered_structures(kind=...): {k!r} is not a kind "
+                                          f"(allowed: {', '.join(KINDS)})")
+        if where is not None and not callable(where):
+            raise ExperimentError(f"grid: registered_structures(where=...): {where!r} is not a function "
+                                  "of a structure's entry (allowed: e.g. where=lambda s: s['range_queries'])")
+        self.where = where
+        self.registry: list[dict] | None = None   # every entry of the listing, once resolved
+
+    def listing(self, harness: Path) -> list[dict]:
+        """Every entry of `HARNESS --list --json FILE`, in registry order."""
         if not harness.exists():
             raise UsageError(
                 f"grid: cannot list the registered structures: harness {harness} not found "
                 "(allowed: a built harness: run the build step, or `make build`)")
+        with tempfile.TemporaryDirectory(prefix="cdsbench-list-") as tmp:
+            path = Path(tmp) / "structures.json"
+            command = f"`{harness} --list --json FILE`"
+            try:
+                p = subprocess.run([str(harness), "--list", "--json", str(path)], capture_output=True, text=True,
+                                   timeout=60)
+            except (OSError, subprocess.TimeoutExpired) as e:
+                raise UsageError(f"grid: {command} failed: {e}") from None
+            if p.returncode != 0:
+                raise UsageError(f"grid: {command} exited with {p.returncode}: "
+                                 f"{p.stderr.strip().splitlines()[-1:] or ''}")
+            if not path.is_file():
+                raise UsageError(f"grid: {command} wrote no FILE (allowed: a harness that writes its structure "
+                                 "listing as JSON: rebuild it, e.g. `make build`)")
+            text = path.read_text(errors="replace")
         try:
-            p = subprocess.run([str(harness), "--list"], capture_output=True, text=True, timeout=60)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            raise UsageError(f"grid: `{harness} --list` failed: {e}") from None
-        if p.returncode != 0:
-            raise UsageError(f"grid: `{harness} --list` exited with {p.returncode}: "
-                             f"{p.stderr.strip().splitlines()[-1:] or ''}")
-        names = [line.split()[0] for line in p.stdout.splitlines() if line.strip()]
+            doc = json.loads(text)
+        except ValueError as e:
+            raise UsageError(f"grid: {command} wrote FILE that is not JSON: {e}") from None
+        structures = doc.get("structures") if isinstance(doc, dict) else None
+        if not isinstance(structures, list) or not all(
+                isinstance(s, dict) and isinstance(s.get("name"), str) and s["name"] for s in structures):
+            raise UsageError(f"grid: {command} wrote FILE without the expected layout "
+                             '(allowed: {"structures": [{"name": ..., "kind": ..., ...}, ...]})')
+        return structures
+
+    def resolve(self, harness: Path) -> list[str]:
+        registry = self.listing(harness)
+        self.registry = registry
+        names = [s["name"] for s in registry]
         if self.only is not None:
             unknown = [n for n in self.only if n not in names]
             if unknown:
                 raise UsageError(f"grid: registered_structures(only=...): unknown structure "
                                  f"{unknown[0]!r} (allowed: {', '.join(names)})")
-            names = [n for n in names if n in self.only]
-        names = [n for n in names if n not in self.exclude]
-        if not names:
-            raise UsageError(f"grid: `{harness} --list` gave no structures")
-        return names
+        if self.library is not None:
+            libraries = list(dict.fromkeys(str(s.get("library")) for s in registry))
+            unknown = [lib for lib in self.library if lib not in libraries]
+            if unknown:
+                raise UsageError(f"grid: registered_structures(library=...): no structure of library "
+                                 f"{unknown[0]!r} is registered (allowed: {', '.join(libraries)})")
+        chosen = []
+        for s in registry:
+            if self.only is not None and s["name"] not in self.only:
+                continue
+            if s["name"] in self.exclude:
+                continue
+            if self.kind is not None and s.get("kind") not in self.kind:
+                continue
+            if self.library is not None and s.get("library") not in self.library:
+                continue
+            if self.where is not None:
+                try:
+                    keep = self.where(dict(s))
+                except Exception as e:  # noqa: BLE001 (the experiment's function on the harness's data)
+                    raise UsageError(f"grid: registered_structures(where=...) raised {type(e).__name__}: {e} "
+                                     f"on structure {s['name']!r}") from None
+                if not keep:
+                    continue
+            chosen.append(s["name"])
+        if not chosen:
+            raise UsageError(f"grid: {self!r}: no registered structure matches "
+                             f"(registered: {', '.join(names) or 'none'})")
+        return chosen
+
+    def entry(self, name: str) -> dict:
+        """The listing's entry of a registered structure (once the grid is resolved)."""
+        if self.registry is None:
+            raise UsageError("registered_structures.entry(): the registry is read when the plan is made "
+                             "(allowed: in exclude, options and command functions)")
+        for s in self.registry:
+            if s["name"] == name:
+                return s
+        raise UsageError(f"registered_structures.entry(): unknown structure {name!r} "
+                         f"(allowed: {', '.join(s['name'] for s in self.registry)})")
 
     def __repr__(self) -> str:
-        return "registered_structures()"
+        args = []
+        for key in ("only", "exclude", "kind", "library"):
+            value = getattr(self, key)
+            if value:
+                args.append(f"{key}={value[0]!r}" if len(value) == 1 else f"{key}={value!r}")
+        if self.where is not None:
+            args.append(f"where={getattr(self.where, '__name__', repr(self.where))}")
+        return f"registered_structures({', '.join(args)})"
+
+
+def _names(what: str, value) -> list[str]:
+    """A name or a list of names, as a list."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (list, tuple, set, frozenset)) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise ExperimentError(f"grid: registered_structures({what}=...): {value!r} is not allowed "
+                          "(allowed: a string or a list of strings)")
 
 
 # ---------------------------------------------------------------------------------------------

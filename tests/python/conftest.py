@@ -1,6 +1,8 @@
+import json
 import os
 import pathlib
 import subprocess
+import tempfile
 
 import pytest
 
@@ -15,6 +17,16 @@ def run(binary, *args, timeout=120):
         pytest.fail(f"{path} is missing: build it first (make build, or make test)")
     p = subprocess.run([str(path), *map(str, args)], capture_output=True, text=True, timeout=timeout)
     return p.returncode, p.stdout, p.stderr
+
+
+def structures(binary="cdsbench"):
+    """The harness's registry: the entries of `BINARY --list --json FILE` (dicts: name, kind,
+    library, method, sequential, search_depths, variants, ...), in registry order."""
+    with tempfile.TemporaryDirectory() as d:
+        path = pathlib.Path(d) / "structures.json"
+        code, _, err = run(binary, "--list", "--json", path)
+        assert code == 0, err
+        return json.loads(path.read_text())["structures"]
 
 
 def parse_kv(text):

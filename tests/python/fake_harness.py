@@ -3,7 +3,19 @@
 (docs/output.md) and misbehaves on request, in milliseconds.
 
     fake_harness.py --mode MODE [--ds NAME] [--threads N] [--value OPS_PER_S] [--sleep S]
-                    [--counter FILE] [--json FILE]
+                    [--counter FILE] [--json FILE] [HARNESS OPTIONS]
+    fake_harness.py [--mode MODE] --list [--json FILE]
+
+`--list` prints one line per structure of a small fake registry (first word the name), and with
+`--json FILE` writes the same registry as the harness's listing (`{"structures": [...]}`, the
+layout of `cdsbench --list --json`); its names follow no convention on purpose (a black-box
+structure without a dot, a peer without a library prefix), so a test that selects by name
+patterns instead of the listing's data fails. A trial's configuration carries the structure's
+`structure_kind`, `structure_library`, `blackbox_method` and `blackbox_structure` (a name not in
+the registry reads as one of our ordered sets). HARNESS OPTIONS: --key-range, --insert, --delete,
+--duration-ms, --latency-sample, --trials, accepted as the real harness's and echoed in the
+configuration. List modes: list-fail (exit 3), list-garbage
+(FILE is not JSON), list-nofile (FILE not written), list-layout (JSON without "structures").
 
 Modes: ok, newkey (keys the real harness does not print yet), fail-validation, prefill-timeout,
 usage (exit 2), hang (sleeps until killed), crash (SIGSEGV half-way), garbage (binary, exit 0),
@@ -27,7 +39,66 @@ ap.add_argument("--sleep", type=float, default=0.0)
 ap.add_argument("--counter")
 ap.add_argument("--seed", type=int, default=1)
 ap.add_argument("--json")
+# Options of the real harness that experiments such as experiments/demo.py pass: reported in the
+# configuration like the harness does, otherwise without effect.
+ap.add_argument("--key-range", type=int, default=1000)
+ap.add_argument("--insert", type=float, default=10.0)
+ap.add_argument("--delete", type=float, default=10.0)
+ap.add_argument("--duration-ms", type=int, default=100)
+ap.add_argument("--latency-sample", type=int, default=0)
+ap.add_argument("--trials", type=int, default=1)
+ap.add_argument("--list", action="store_true")
 a = ap.parse_args()
+
+
+def structure(name, kind="ordered_set", library="cdsbench", method=None, sequential=None, reclaimers=("ebr", "none"),
+              allocators=("system", "segregated"), **more):
+    entry = {"name": name, "description": f"fake {kind.replace('_', ' ')} {name}", "kind": kind, "library": library,
+             "method": method, "sequential": sequential, "range_queries": False, "concurrent_erase": True,
+             "layout": "node 32 B", "model": "set", "known_violation": "", "search_depths": False}
+    entry.update(more)
+    entry["variants"] = ([{"reclaimer": r, "allocator": allocators[0], "test": True} for r in reclaimers]
+                         + [{"reclaimer": reclaimers[0], "allocator": al, "test": True} for al in allocators[1:]])
+    return entry
+
+
+REGISTRY = [
+    structure("fake_set"),
+    structure("fake_tree", range_queries=True, search_depths=True),
+    structure("fake_map", kind="unordered_map", layout="bucket 16 B, node 24 B"),
+    structure("fake_queue", kind="queue", model="queue"),
+    structure("fake_stack", kind="stack", model="stack"),
+    structure("libcds.fake_tree", library="libcds", reclaimers=("hp", "rcu"), allocators=("system",),
+              search_depths=False),
+    structure("their_map", library="oneTBB", reclaimers=("immediate",), allocators=("system",),
+              concurrent_erase=False),
+    structure("nr.fake_pq", kind="black_box", method="nr", sequential="fake_pq", reclaimers=("none",),
+              allocators=("system",), layout="", model="pq"),
+    structure("fc.fake_pq", kind="black_box", method="fc", sequential="fake_pq", reclaimers=("none",),
+              allocators=("system",), layout="", model="pq"),
+    structure("locked_fake_stack", kind="black_box", method="sl", sequential="fake_stack", reclaimers=("none",),
+              allocators=("system",), layout="", model="stack"),
+]
+
+if a.list:
+    if a.mode == "list-fail":
+        print("cdsbench: error: --list: cannot list", file=sys.stderr)
+        sys.exit(3)
+    for s in REGISTRY:
+        reclaimers = ",".join(dict.fromkeys(v["reclaimer"] for v in s["variants"]))
+        allocators = ",".join(dict.fromkeys(v["allocator"] for v in s["variants"]))
+        layout = f"; {s['layout']}" if s["layout"] else ""
+        print(f"{s['name']:<22} {s['description']} [kind: {s['kind']}; reclaimers: {reclaimers}; allocators: {allocators}; "
+              f"range queries: {'yes' if s['range_queries'] else 'no'}{layout}]")
+    if a.json and a.mode != "list-nofile":
+        with open(a.json, "w") as f:
+            if a.mode == "list-garbage":
+                f.write("{\"structures\": [")
+            elif a.mode == "list-layout":
+                json.dump({"names": [s["name"] for s in REGISTRY]}, f)
+            else:
+                json.dump({"structures": REGISTRY}, f, indent=2)
+    sys.exit(0)
 
 if a.mode == "usage":
     print("cdsbench: error: --threads: 'x' is not allowed (allowed: an integer in 1..4096)", file=sys.stderr)
@@ -41,9 +112,12 @@ if a.mode == "noisy" and a.counter:
     open(a.counter, "w").write(str(n + 1))
     value = [100.0, 10.0, 200.0][n % 3]
 
-config = {"ds": a.ds, "threads": a.threads, "rq_threads": 0, "key_range": 1000, "insert_pct": 10.0,
-          "delete_pct": 10.0, "duration_ms": 100, "ops": "none", "seed": a.seed, "seed_source": "given",
-          "thread_cpus": ["none"] * a.threads, "trials": 1}
+config = {"ds": a.ds, "threads": a.threads, "rq_threads": 0, "key_range": a.key_range, "insert_pct": a.insert,
+          "delete_pct": a.delete, "duration_ms": a.duration_ms, "ops": "none", "seed": a.seed, "seed_source": "given",
+          "thread_cpus": ["none"] * a.threads, "trials": a.trials}
+entry = next((s for s in REGISTRY if s["name"] == a.ds), structure(a.ds))
+config.update({"structure_kind": entry["kind"], "structure_library": entry["library"],
+               "blackbox_method": entry["method"] or "none", "blackbox_structure": entry["sequential"] or "none"})
 machine = {"machine_cpu_model": "Fake CPU", "machine_cpus": 2, "machine_pmu": "unavailable",
            "git_commit": "0" * 40, "compiler": "fake 1.0"}
 warnings = []

@@ -2,6 +2,7 @@
 directory, the runner as a subprocess, the fake harness."""
 import os
 import pathlib
+import shlex
 import sqlite3
 import subprocess
 import sys
@@ -32,6 +33,16 @@ def fake_experiment(directory, grid, trials=1, extra="", name="exp"):
             "            + [x for k, v in p.items() for x in ('--' + k, str(v))],\n"
             + textwrap.dedent(extra) + "\n)\n")
     return write_experiment(directory, body, name)
+
+
+def fake_harness_binary(directory, mode="ok", name="cdsbench"):
+    """An executable ``directory/NAME`` that is the fake harness in ``mode`` (the runner calls a
+    harness directly, e.g. `HARNESS --list --json FILE` for registered_structures())."""
+    path = pathlib.Path(directory) / name
+    command = shlex.join([sys.executable, str(FAKE), "--mode", mode])
+    path.write_text(f'#!/bin/sh\nexec {command} "$@"\n')
+    path.chmod(0o755)
+    return path
 
 
 def runner(*args, env=None, timeout=300, cwd=None):

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from conftest import ROOT, parse_kv, run
+from conftest import ROOT, parse_kv, run, structures
 
 SHORT = ["--threads", "2", "--key-range", "2000", "--duration-ms", "100", "--pin", "none", "--seed", "5"]
 
@@ -71,8 +71,8 @@ def test_list_names_every_structure_with_reclaimers():
     lines = {line.split()[0]: line for line in out.splitlines()}
     assert list(lines)[:5] == ["null", "locked_std_set", "rwlocked_std_set", "harris_michael_list", "lazy_list"]
     assert all("reclaimers:" in line for line in out.splitlines())
-    assert "[reclaimers: ebr,hp,ibr,none; allocators: system,segregated,pool,segregated_pool;" in lines["harris_michael_list"]
-    assert "[reclaimers: ebr,none;" in lines["lazy_list"]  # no hp, no ibr: see set/list/lazy.hpp
+    assert "[kind: ordered_set; reclaimers: ebr,hp,ibr,none; allocators: system,segregated,pool,segregated_pool;" in lines["harris_michael_list"]
+    assert "[kind: ordered_set; reclaimers: ebr,none;" in lines["lazy_list"]  # no hp, no ibr: see set/list/lazy.hpp
     assert "node 24 B" in lines["harris_michael_list"]
     code, out, _ = run("cdsbench-testing", "--list")
     assert "broken_drops_inserts" in out
@@ -176,8 +176,88 @@ def test_range_queries_need_a_structure_that_has_them(option):
 EVENTS = "(cycles|instructions|l1d_misses|llc_misses|dtlb_misses|branch_misses|task_clock_ns|page_faults|context_switches|cpu_migrations)"
 
 
-BSTS = ("natarajan_mittal_bst", "ellen_bst", "bst_tk", "howley_jones_bst", "ramachandran_mittal_bst", "drachsler_bst",
-        "citrus_bst", "bronson_avl")
+KINDS = {"ordered_set", "unordered_map", "queue", "stack", "black_box"}
+METHODS = {"nr", "sl", "rwl", "fc", "fcplus", "lf"}
+TINY = ["--threads", "1", "--key-range", "1000", "--duration-ms", "10", "--pin", "none", "--seed", "5"]
+
+
+def our_trees():
+    """Our trees, from the registry's data: (name, reclaimer) of the structures that report
+    search depths, with EBR where they have it, else their default reclaimer."""
+    trees = [s for s in structures() if s["search_depths"] and s["library"] == "cdsbench"]
+    return [(t["name"], "ebr" if any(v["reclaimer"] == "ebr" for v in t["variants"]) else t["variants"][0]["reclaimer"])
+            for t in trees]
+
+
+def test_list_json_has_every_structure_of_list_in_registry_order(tmp_path):
+    code, out, err = run("cdsbench", "--list", "--json", tmp_path / "structures.json")
+    assert code == 0, err
+    doc = json.loads((tmp_path / "structures.json").read_text())
+    assert list(doc) == ["structures"]
+    code, text, _ = run("cdsbench", "--list")
+    assert code == 0
+    assert [s["name"] for s in doc["structures"]] == [line.split()[0] for line in text.splitlines() if line.strip()]
+
+
+def test_list_json_entries_follow_the_contract():
+    entries = structures()
+    assert len({s["name"] for s in entries}) == len(entries)
+    for s in entries:
+        assert s["kind"] in KINDS, s
+        assert isinstance(s["library"], str) and s["library"], s
+        assert isinstance(s["description"], str) and s["description"], s
+        for key in ("range_queries", "concurrent_erase", "search_depths"):
+            assert isinstance(s[key], bool), (s["name"], key)
+        for key in ("layout", "model", "known_violation"):
+            assert isinstance(s[key], str), (s["name"], key)
+        if s["kind"] == "black_box":
+            assert s["method"] in METHODS and isinstance(s["sequential"], str) and s["sequential"], s
+        else:
+            assert s["method"] is None and s["sequential"] is None, s
+        assert s["variants"], s["name"]
+        for v in s["variants"]:
+            assert isinstance(v["reclaimer"], str) and isinstance(v["allocator"], str) and isinstance(v["test"], bool)
+    libraries = {s["library"] for s in entries}
+    assert "cdsbench" in libraries and len(libraries) > 1  # ours and the peers
+    assert {s["kind"] for s in entries} >= {"ordered_set", "black_box"}
+    assert our_trees()  # the trees that report search_depth_mean (test_every_printed_key_is_documented)
+
+
+def test_list_json_of_the_testing_harness_names_its_broken_structures():
+    code, out, _ = run("cdsbench-testing", "--list")
+    assert code == 0
+    entries = structures("cdsbench-testing")
+    assert [s["name"] for s in entries] == [line.split()[0] for line in out.splitlines() if line.strip()]
+    assert "broken_drops_inserts" in [s["name"] for s in entries]
+
+
+def test_every_structure_runs_its_first_variant_by_default_and_reports_its_registry_data():
+    """--ds NAME without --reclaimer/--allocator runs variants[0]; the configuration block says
+    what the listing says of the structure (structure_kind, structure_library, blackbox_*)."""
+    for s in structures():
+        code, out, err = run("cdsbench", "--ds", s["name"], *TINY)
+        assert code == 0, (s["name"], err)
+        header = parse_kv(out)[0]
+        first = s["variants"][0]
+        assert header["reclaimer"] == first["reclaimer"], s["name"]
+        if "allocator" in header:
+            assert header["allocator"] == first["allocator"], s["name"]
+        assert header["structure_kind"] == s["kind"] and header["structure_library"] == s["library"], s["name"]
+        assert header["blackbox_method"] == (s["method"] or "none"), s["name"]
+        assert header["blackbox_structure"] == (s["sequential"] or "none"), s["name"]
+
+
+def test_json_config_carries_the_structure_data(tmp_path):
+    entries = structures()
+    black_box = [e for e in entries if e["kind"] == "black_box"]
+    for s in ([e for e in entries if e["kind"] != "black_box"][0], black_box[0]):
+        path = tmp_path / f"{s['name']}.json"
+        code, _, err = run("cdsbench", "--ds", s["name"], *TINY, "--json", path)
+        assert code == 0, err
+        config = json.loads(path.read_text())["config"]
+        assert config["structure_kind"] == s["kind"] and config["structure_library"] == s["library"]
+        assert config["blackbox_method"] == (s["method"] or "none")
+        assert config["blackbox_structure"] == (s["sequential"] or "none")
 
 
 def test_every_printed_key_is_documented():
@@ -188,7 +268,7 @@ def test_every_printed_key_is_documented():
     assert code == 0
     keys = {line.split("=", 1)[0] for line in out.splitlines()}
     for ds, reclaimer in (("harris_michael_list", "ebr"), ("harris_michael_list", "hp"), ("harris_michael_list", "ibr"),
-                          ("lazy_list", "none"), *((tree, "ebr") for tree in BSTS)):
+                          ("lazy_list", "none"), *our_trees()):
         code, more, _ = run("cdsbench", "--ds", ds, "--reclaimer", reclaimer, *SHORT)
         assert code == 0
         keys |= {line.split("=", 1)[0] for line in more.splitlines()}

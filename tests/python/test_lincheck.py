@@ -75,6 +75,7 @@ def test_every_variant_of_a_list_is_checked_and_split_variants_shares_the_histor
     (["--ds", "all", "--seed", "x1"], "--seed"),
     (["--ds", "all", "--checker", "/nonexistent"], "--checker"),
     (["--histories", "5"], "--ds"),
+    (["--ds", "all", "--kind", "tree"], "--kind"),
 ])
 def test_bad_input_exit_2(args, option):
     code, out, err = run("cdsbench-lincheck", *args)

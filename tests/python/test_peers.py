@@ -26,7 +26,8 @@ def listing():
 def test_peers_are_listed_with_their_reclaimers_and_layouts():
     lines = listing()
     for ds, reclaimers in PEERS:
-        assert f"[reclaimers: {','.join(reclaimers)}; allocators: system; range queries: no" in lines[ds], lines[ds]
+        assert f"reclaimers: {','.join(reclaimers)}; allocators: system; range queries: no" in lines[ds], lines[ds]
+        assert f"; library: {'oneTBB' if ds.startswith('tbb.') else 'libcds'};" in lines[ds], lines[ds]
     assert "leaf 24 B, internal 48 B, descriptor" in lines["libcds.ellen_bst"]
     assert "per level" in lines["libcds.skiplist_map"] and "per level" in lines["tbb.concurrent_map"]
 
@@ -116,7 +117,7 @@ def test_peers_are_checked_for_linearizability_with_the_set_model(tmp_path):
                          "--seed", "3", "--out", tmp_path, timeout=600)
     assert code == 0, out + err
     checked = {line.split()[0][3:] + "/" + line.split()[1][10:] for line in out.splitlines() if line.startswith("ds=")}
-    # libcds.skiplist_map's contains is not linearizable (bench/registry_peers.cpp): patterns
+    # libcds.skiplist_map's contains is not linearizable (bench/registry/structures.cpp): patterns
     # leave it out, and say so.
     assert checked == {f"{ds}/{r}" for ds, r in VARIANTS if ds != "libcds.skiplist_map"}
     assert "known_violation ds=libcds.skiplist_map not checked (name it in --ds to check it): " in out

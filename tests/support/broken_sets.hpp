@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-#include "bench/registry.hpp"
+#include "bench/registry/register.hpp"
 #include "cdsbench/set/locked_std_set.hpp"
 
 namespace cdsb::testing {
@@ -89,8 +89,8 @@ class NoRangeQuerySet {
 
 template <class S>
 bench::StructureEntry broken(std::string name, std::string description) {
-  bench::StructureEntry e = bench::set_structure<S>(std::move(name), "test only: " + description,
-                                                    {"immediate"}, {"system"});
+  bench::StructureEntry e = bench::set_structure<S>(
+      {.name = std::move(name), .kind = bench::StructureKind::ordered_set, .description = "test only: " + description});
   e.deliberately_broken = true;
   return e;
 }
@@ -101,8 +101,8 @@ inline bench::Registry registry_with_broken_sets() {
   r.add(broken<LyingContainsSet>("broken_lying_contains", "contains lies for 1 key in 16"));
   r.add(broken<FailsInvariantSet>("broken_invariant", "check_invariants reports a violation"));
   r.add(broken<StaleContainsSet>("broken_stale_contains", "1 contains in 4 reads a stale copy"));
-  r.add(bench::set_structure<NoRangeQuerySet>("test_no_range_query",
-                                              "test only: a sound set without range queries", {"immediate"}, {"system"}));
+  r.add(bench::set_structure<NoRangeQuerySet>({.name = "test_no_range_query", .kind = bench::StructureKind::ordered_set,
+                                               .description = "test only: a sound set without range queries"}));
   return r;
 }
 

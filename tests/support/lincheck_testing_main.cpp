@@ -1,6 +1,6 @@
 // `cdsbench-lincheck-testing`: the lincheck driver with the deliberately broken structures.
-#include "bench/lincheck.hpp"
-#include "bench/process_allocator.hpp"
+#include "bench/check/lincheck.hpp"
+#include "bench/core/process_allocator.hpp"
 #include "support/broken_sets.hpp"
 
 int main(int argc, char** argv) {

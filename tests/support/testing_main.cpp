@@ -1,6 +1,6 @@
 // `cdsbench-testing`: the harness with the deliberately broken structures registered.
-#include "bench/cli.hpp"
-#include "bench/process_allocator.hpp"
+#include "bench/harness/cli.hpp"
+#include "bench/core/process_allocator.hpp"
 #include "support/broken_sets.hpp"
 
 int main(int argc, char** argv) {

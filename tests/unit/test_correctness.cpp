@@ -1,4 +1,4 @@
-// The correctness matrix of DESIGN.md §5 for every registered structure, found through the
+// The correctness matrix of architecture.md §5 for every registered structure, found through the
 // registry (no per-structure test code): the sequential differential test against std::map
 // and a multi-threaded stress trial with key-sum validation. (Linearizability is checked by
 // cdsbench-lincheck, run by ctest.) The deliberately broken structures must be caught.
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/registry.hpp"
+#include "bench/registry/registry.hpp"
 #include "support/broken_sets.hpp"
 
 namespace {
@@ -21,27 +21,27 @@ const Registry& registry() {
 }
 
 // One test variant of a structure: every reclaimer with the default allocator, every
-// allocator with the default reclaimer (registry.hpp's test_variants).
-struct Variant {
+// allocator with the default reclaimer (registry.hpp's is_test_variant).
+struct TestCase {
   std::string name, reclaimer, allocator;
 };
 
-std::vector<Variant> variants(bool include_broken) {
-  std::vector<Variant> out;
+std::vector<TestCase> variants(bool include_broken) {
+  std::vector<TestCase> out;
   for (const auto& e : registry().entries())
     if (include_broken || !e.deliberately_broken)
-      for (const auto& [r, a] : test_variants(e)) out.push_back({e.name, r, a});
+      for (const Variant& v : e.test_variants()) out.push_back({e.name, v.reclaimer, v.allocator});
   return out;
 }
 
-std::string test_name(const ::testing::TestParamInfo<Variant>& info) {
+std::string test_name(const ::testing::TestParamInfo<TestCase>& info) {
   std::string s = info.param.name + "_" + info.param.reclaimer + "_" + info.param.allocator;
   for (char& c : s)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   return s;
 }
 
-class EveryStructure : public ::testing::TestWithParam<Variant> {
+class EveryStructure : public ::testing::TestWithParam<TestCase> {
  protected:
   const StructureEntry& entry() const { return *registry().find(GetParam().name); }
 };

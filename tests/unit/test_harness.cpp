@@ -8,12 +8,13 @@
 #include <thread>
 #include <vector>
 
-#include "bench/cli.hpp"
-#include "bench/latency.hpp"
-#include "bench/options.hpp"
-#include "bench/registry.hpp"
-#include "bench/report.hpp"
-#include "bench/set_workload.hpp"
+#include "bench/harness/cli.hpp"
+#include "bench/core/latency.hpp"
+#include "bench/harness/options.hpp"
+#include "bench/harness/trial.hpp"
+#include "bench/registry/registry.hpp"
+#include "bench/core/report.hpp"
+#include "bench/workloads/set_workload.hpp"
 #include "cdsbench/set/locked_std_set.hpp"
 #include "support/broken_sets.hpp"
 
@@ -69,11 +70,11 @@ TEST(OpMix, ExtremeRatesAreExact) {
   for (int i = 0; i < 100000; ++i) {
     const std::uint64_t r = rng.next();
     ASSERT_EQ(all_insert.draw(r), op_insert);
-    ASSERT_EQ(all_search.draw(r), op_search);
+    ASSERT_EQ(all_search.draw(r), op_read);
     ASSERT_EQ(all_rq.draw(r), op_range_query);
   }
   EXPECT_EQ(all_insert.draw(UINT64_MAX), op_insert);
-  EXPECT_EQ(all_search.draw(0), op_search);
+  EXPECT_EQ(all_search.draw(0), op_read);
 }
 
 std::vector<std::pair<int, std::uint64_t>> first_draws(SetWorkload<TestSet>& w, int tid, int n) {
@@ -323,6 +324,49 @@ TEST(CommandLine, RejectsBadValuesNamingTheOption) {
   EXPECT_NE(usage_error({"--ds", "null", "--malloc", "hoard"}).find("allowed: glibc, jemalloc, mimalloc, tcmalloc"),
             std::string::npos);
   EXPECT_EQ(usage_error({"--ds", "null", "--insert", "50", "--delete", "50"}), "");
+}
+
+// A (reclaimer, allocator) pair whose names both exist but that this build did not
+// instantiate (sanitizer trees build the test variants only) is a usage error naming the
+// pairs that exist, not an exception from deep inside the trial.
+TEST(CommandLine, RefusesAVariantThatIsNotBuilt) {
+  Registry registry;
+  StructureEntry e = *builtin_registry().find("harris_michael_list");
+  e.name = "partial_list";
+  std::erase_if(e.variants, [](const Variant& v) { return v.reclaimer == "hp" && v.allocator == "pool"; });
+  registry.add(e);
+  std::vector<const char*> args{"cdsbench", "--ds", "partial_list", "--reclaimer", "hp", "--allocator", "pool"};
+  auto r = parse_command_line(static_cast<int>(args.size()), args.data(), registry);
+  const auto* err = std::get_if<UsageError>(&r);
+  ASSERT_NE(err, nullptr);
+  EXPECT_EQ(err->message.rfind("--reclaimer/--allocator: hp/pool is not built for structure 'partial_list'", 0), 0u)
+      << err->message;
+  EXPECT_NE(err->message.find("allowed: ebr/system,"), std::string::npos) << err->message;
+  args[6] = "system";  // a pair that is built
+  r = parse_command_line(static_cast<int>(args.size()), args.data(), registry);
+  EXPECT_TRUE(std::holds_alternative<Config>(r));
+}
+
+// The named reclaimer sets are derived from each reclaimer's own property, and a structure's
+// test variants are exactly what is_test_variant says of its variants.
+static_assert(std::is_same_v<WholeOperationReclaimers, ReclaimerList<reclaim::EpochBased, reclaim::NoReclaim>>);
+TEST(Registry, TestVariantsAreTheDefaultRowAndColumn) {
+  const Registry registry = builtin_registry();
+  for (const StructureEntry& e : registry.entries()) {
+    ASSERT_FALSE(e.variants.empty()) << e.name;
+    const Variant& d = e.default_variant();
+    EXPECT_TRUE(d.test) << e.name;
+    for (const Variant& v : e.variants) {
+      EXPECT_EQ(v.test, is_test_variant(v.reclaimer, v.allocator, d.reclaimer, d.allocator)) << e.name;
+      EXPECT_EQ(e.find_variant(v.reclaimer, v.allocator), &v) << e.name << " lists " << v.reclaimer << "/" << v.allocator << " twice";
+    }
+    EXPECT_EQ(e.kind == StructureKind::black_box, !e.method.empty() && !e.sequential.empty()) << e.name;
+  }
+  const StructureEntry& list = *registry.find("harris_michael_list");
+  EXPECT_EQ(list.reclaimers(), (std::vector<std::string>{"ebr", "hp", "ibr", "none"}));
+#if !CDSBENCH_TEST_VARIANTS_ONLY
+  EXPECT_EQ(list.variants.size(), 16u);  // 4 reclaimers x 4 allocation policies
+#endif
 }
 
 TEST(CommandLine, DefaultsAreTheDocumentedOnes) {

@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "bench/blackbox_structure.hpp"
-#include "bench/registry.hpp"
+#include "bench/harness/trial_context.hpp"
+#include "bench/registry/registry.hpp"
 #include "cdsbench/nr/flat_combining.hpp"
 #include "cdsbench/nr/node_replication.hpp"
 #include "cdsbench/nr/rw_locked.hpp"
@@ -408,8 +408,8 @@ TEST_P(NrStructure, StressTrialValidatesWithReplicasCompared) {
   c.seed = 5;
   c.nr_replicas = replicas;
   c.nr_log_entries = 32;  // wraps the log over a thousand times
-  c.reclaimer = e.reclaimers.front();
-  c.allocator = e.allocators.front();
+  c.reclaimer = e.default_variant().reclaimer;
+  c.allocator = e.default_variant().allocator;
   static const Topology topology;
   const std::vector<int> cpus(c.total_threads(), -1);
   const auto out = e.run_trial(TrialContext{c, topology, cpus, 0, c.seed});

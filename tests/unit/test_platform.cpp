@@ -24,8 +24,8 @@
 #include <utility>
 #include <vector>
 
-#include "bench/machine_info.hpp"
-#include "bench/perf_counters.hpp"
+#include "bench/core/machine_info.hpp"
+#include "bench/core/perf_counters.hpp"
 #include "cdsbench/platform/topology.hpp"
 
 namespace {

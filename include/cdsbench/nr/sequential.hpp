@@ -1,5 +1,5 @@
 // The contract between a sequential structure and the black-box constructions that make it
-// concurrent (DESIGN.md §3): Node Replication (NR), one spin lock (SL), one readers-writer
+// concurrent (architecture.md §3): Node Replication (NR), one spin lock (SL), one readers-writer
 // lock (RWL), flat combining (FC) and flat combining with a readers-writer lock (FC+).
 //
 // A sequential structure's operations are not thread-safe and make no progress guarantee

@@ -14,9 +14,8 @@
 // The link is a plain field: written only before the node is published (the pushing CAS
 // releases it) and never changed after.
 //
-// Besides push/pop/top it offers the black-box interface (nr/sequential.hpp) for the
-// sequential stack's operations, `execute(tid, seq::Stack::Op)`, so the same workload runs
-// it beside NR, SL, RWL, FC and FC+ over seq::Stack.
+// The harness runs it beside NR, SL, RWL, FC and FC+ over the sequential stack through an
+// adapter of its own (bench/workloads/blackbox/stack.hpp): this header knows no seq/ type.
 #pragma once
 
 #include <atomic>
@@ -26,13 +25,12 @@
 #include <vector>
 
 #include "cdsbench/platform/cache.hpp"
+#include "cdsbench/queue/concepts.hpp"
 #include "cdsbench/reclaim/reclaimer.hpp"
-#include "cdsbench/seq/answer.hpp"
-#include "cdsbench/seq/stack.hpp"
 
 namespace cdsb {
 
-template <class R>
+template <reclaim::Reclaimer R>
 class TreiberStack {
   struct Node : R::NodeBase {
     Node(std::uint64_t v, Node* n) : value(v), next(n) {}
@@ -42,7 +40,6 @@ class TreiberStack {
 
  public:
   using reclaimer_type = R;
-  using structure_type = seq::Stack;  // the sequential structure whose operations it takes
   static constexpr int hazard_slots = 1;
   static constexpr std::size_t node_bytes = sizeof(Node);
 
@@ -97,26 +94,8 @@ class TreiberStack {
     return t->value;
   }
 
-  // The black-box interface over the sequential stack's operations.
-  seq::Answer execute(int tid, const seq::Stack::Op& op) {
-    switch (op.code) {
-      case seq::Stack::Code::push:
-        push(tid, op.value);
-        return {true, op.value};
-      case seq::Stack::Code::pop: {
-        const auto v = pop(tid);
-        return {v.has_value(), v.value_or(0)};
-      }
-      default: {
-        const auto v = top(tid);
-        return {v.has_value(), v.value_or(0)};
-      }
-    }
-  }
-
   // ---- quiescent helpers -------------------------------------------------------------------
-  const TreiberStack& structure() const noexcept { return *this; }
-  template <class Fn>  // bottom to top, as seq::Stack
+  template <class Fn>  // bottom to top
   void for_each_item(Fn&& fn) const {
     std::vector<std::uint64_t> items;
     for (const Node* n = head_->load(std::memory_order_relaxed); n; n = n->next) items.push_back(n->value);
@@ -134,5 +113,7 @@ class TreiberStack {
   Padded<std::atomic<Node*>> head_{nullptr};
   R reclaimer_;
 };
+
+static_assert(ConcurrentStack<TreiberStack<reclaim::Archetype<false>>>);
 
 }  // namespace cdsb

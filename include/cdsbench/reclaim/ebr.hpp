@@ -47,6 +47,7 @@ class EpochBased : public ReclaimerBase<EpochBased<Alloc>, Alloc> {
 
  public:
   static constexpr const char* name = "ebr";
+  static constexpr bool guards_whole_operation = true;  // nothing retired during a guard is freed before it ends
   struct NodeBase {};
 
   explicit EpochBased(int max_threads, int /*slots*/ = 0, ReclaimOptions options = {})
@@ -161,5 +162,7 @@ class EpochBased : public ReclaimerBase<EpochBased<Alloc>, Alloc> {
   std::vector<Padded<std::atomic<std::uint64_t>>> announce_;  // read by every thread
   std::vector<Padded<Local>> local_;                          // private to its thread
 };
+
+static_assert(Reclaimer<EpochBased<>>);
 
 }  // namespace cdsb::reclaim

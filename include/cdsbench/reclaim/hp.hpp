@@ -38,6 +38,7 @@ class HazardPointers : public ReclaimerBase<HazardPointers<Alloc>, Alloc> {
 
  public:
   static constexpr const char* name = "hp";
+  static constexpr bool guards_whole_operation = false;  // only what is protected, re-read from its link
   static constexpr int max_slots = 8;
   struct NodeBase {};
 
@@ -136,5 +137,7 @@ class HazardPointers : public ReclaimerBase<HazardPointers<Alloc>, Alloc> {
   std::vector<Padded<std::array<std::atomic<void*>, max_slots>>> hazards_;  // read by scanners
   std::vector<Padded<Local>> local_;
 };
+
+static_assert(Reclaimer<HazardPointers<>>);
 
 }  // namespace cdsb::reclaim

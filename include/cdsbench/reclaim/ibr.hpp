@@ -41,6 +41,7 @@ class IntervalBased : public ReclaimerBase<IntervalBased<Alloc>, Alloc> {
 
  public:
   static constexpr const char* name = "ibr";
+  static constexpr bool guards_whole_operation = false;  // only nodes born within the reserved interval
 
   // Every node of a structure run with IBR begins with its birth epoch.
   struct NodeBase {
@@ -204,5 +205,7 @@ class IntervalBased : public ReclaimerBase<IntervalBased<Alloc>, Alloc> {
   std::vector<Padded<Reservation>> reservations_;
   std::vector<Padded<Local>> local_;
 };
+
+static_assert(Reclaimer<IntervalBased<>>);
 
 }  // namespace cdsb::reclaim

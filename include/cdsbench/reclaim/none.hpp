@@ -24,6 +24,7 @@ class NoReclaim : public ReclaimerBase<NoReclaim<Alloc>, Alloc> {
 
  public:
   static constexpr const char* name = "none";
+  static constexpr bool guards_whole_operation = true;  // nothing is freed while it lives
   struct NodeBase {};
 
   explicit NoReclaim(int max_threads, int /*slots*/ = 0, ReclaimOptions = {})
@@ -69,5 +70,7 @@ class NoReclaim : public ReclaimerBase<NoReclaim<Alloc>, Alloc> {
 
   std::vector<Padded<Kept>> retired_;
 };
+
+static_assert(Reclaimer<NoReclaim<>>);
 
 }  // namespace cdsb::reclaim

@@ -1,4 +1,4 @@
-// The one memory-reclamation interface (DESIGN.md §3) and what every scheme shares.
+// The one memory-reclamation interface (architecture.md §3) and what every scheme shares.
 //
 // A structure is written once against the `Reclaimer` concept and instantiated with any
 // scheme it supports (none.hpp, ebr.hpp, hp.hpp, ibr.hpp), each parameterised by an
@@ -32,12 +32,6 @@
 
 namespace cdsb::reclaim {
 
-// Reclaimers that keep every node alive for a whole guard (epochs, or no reclamation). A
-// structure whose traversals walk through removed nodes over frozen links needs one: hp and
-// ibr make a pointer safe by re-reading the link it came from, which a frozen link defeats.
-template <class R>
-inline constexpr bool guards_whole_operation = std::string_view(R::name) == "ebr" || std::string_view(R::name) == "none";
-
 // `eager` makes every scheme reclaim as soon as it may: HP and IBR scan at every retire, IBR
 // advances its epoch at every allocation and retirement, EBR checks one other thread at
 // every operation (so an epoch still takes N operations to advance). Sanitizer runs then see
@@ -54,17 +48,53 @@ concept AllocationPolicy = requires(A& a, int tid, void* p) {
   a.template deallocate<std::uint64_t>(tid, p);
 };
 
-// The interface a structure is written against.
+// The interface a structure is written against. `guards_whole_operation`: whether a guard
+// keeps every node it could reach alive until it ends (epochs, or no reclamation), rather than
+// only the nodes protected one by one (hazard pointers, intervals).
 template <class R>
 concept Reclaimer = requires(R& r, int tid, const std::atomic<std::uint64_t*>& src, std::uint64_t* p) {
   { R::name } -> std::convertible_to<const char*>;
+  { R::guards_whole_operation } -> std::convertible_to<bool>;
   typename R::NodeBase;
+  typename R::allocator_type;
   r.enter(tid);
   { r.protect(tid, 0, src) } -> std::same_as<std::uint64_t*>;
   { r.template allocate<std::uint64_t>(tid) } -> std::same_as<std::uint64_t*>;
   r.retire(tid, p);
   r.deallocate(tid, p);
   { r.stats() } -> std::same_as<StatsReport>;
+};
+
+// A structure whose traversals walk through removed nodes over frozen links needs one of
+// these: hp and ibr make a pointer safe by re-reading the link it came from, which a frozen
+// link defeats.
+template <class R>
+concept WholeOperationReclaimer = Reclaimer<R> && R::guards_whole_operation;
+
+// A reclaimer that only declares the interface, for a structure header's
+// static_assert(Concept<Structure<Archetype<>>>): the structure's declarations are checked
+// against the interface alone, with no scheme instantiated.
+template <bool WholeOperation = true>
+struct Archetype {
+  static constexpr const char* name = "archetype";
+  static constexpr bool guards_whole_operation = WholeOperation;
+  struct NodeBase {};
+  struct allocator_type {
+    static constexpr const char* name = "archetype";
+  };
+  struct Guard {};
+  Archetype(int max_threads, int slots, ReclaimOptions options);
+  Guard enter(int tid);
+  void leave(int tid);
+  template <class P>
+  P protect(int tid, int slot, const std::atomic<P>& src);
+  template <class T, class... Args>
+  T* allocate(int tid, Args&&... args);
+  template <class T>
+  void retire(int tid, T* node);
+  template <class T>
+  void deallocate(int tid, T* node);
+  StatsReport stats() const;
 };
 
 // Ends an operation: the scheme's leave(tid) when the guard goes out of scope.

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "cdsbench/nr/sequential.hpp"
 #include "cdsbench/seq/answer.hpp"
 
 namespace cdsb::seq {
@@ -193,5 +194,7 @@ class PairingHeap {
   Node* root_ = nullptr;
   std::size_t size_ = 0;
 };
+
+static_assert(SequentialStructure<PairingHeap> && QuiescentlyCheckable<PairingHeap>);
 
 }  // namespace cdsb::seq

@@ -20,6 +20,7 @@
 #include <string>
 #include <utility>
 
+#include "cdsbench/nr/sequential.hpp"
 #include "cdsbench/seq/answer.hpp"
 #include "cdsbench/seq/detail/level_generator.hpp"
 
@@ -190,5 +191,7 @@ class SkipListDict {
   std::size_t size_ = 0;
   std::size_t bytes_ = 0;
 };
+
+static_assert(SequentialStructure<SkipListDict> && QuiescentlyCheckable<SkipListDict>);
 
 }  // namespace cdsb::seq

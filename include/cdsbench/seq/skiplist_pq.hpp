@@ -20,6 +20,7 @@
 #include <string>
 #include <utility>
 
+#include "cdsbench/nr/sequential.hpp"
 #include "cdsbench/seq/answer.hpp"
 #include "cdsbench/seq/detail/level_generator.hpp"
 
@@ -179,5 +180,7 @@ class SkipListPq {
   std::size_t size_ = 0;
   std::size_t bytes_ = 0;
 };
+
+static_assert(SequentialStructure<SkipListPq> && QuiescentlyCheckable<SkipListPq>);
 
 }  // namespace cdsb::seq

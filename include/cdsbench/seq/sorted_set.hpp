@@ -25,6 +25,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "cdsbench/nr/sequential.hpp"
 #include "cdsbench/seq/answer.hpp"
 #include "cdsbench/seq/detail/level_generator.hpp"
 
@@ -248,5 +249,7 @@ class SortedSet {
   int in_use_ = 1;
   std::size_t bytes_ = 0;
 };
+
+static_assert(SequentialStructure<SortedSet> && QuiescentlyCheckable<SortedSet>);
 
 }  // namespace cdsb::seq

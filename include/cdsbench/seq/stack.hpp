@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cdsbench/nr/sequential.hpp"
 #include "cdsbench/seq/answer.hpp"
 
 namespace cdsb::seq {
@@ -59,5 +60,7 @@ class Stack {
  private:
   std::vector<std::uint64_t> items_;
 };
+
+static_assert(SequentialStructure<Stack> && QuiescentlyCheckable<Stack>);
 
 }  // namespace cdsb::seq

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "cdsbench/nr/sequential.hpp"
 #include "cdsbench/platform/cache.hpp"
 #include "cdsbench/seq/fingerprint.hpp"
 
@@ -107,5 +108,7 @@ class Synthetic {
   std::vector<Line> lines_;  // entry i at line 2i, line 2i+1 the spare
   alignas(false_sharing_range) Line hot_;
 };
+
+static_assert(SequentialStructure<Synthetic> && QuiescentlyCheckable<Synthetic>);
 
 }  // namespace cdsb::seq

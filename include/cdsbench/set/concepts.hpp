@@ -1,4 +1,4 @@
-// The contract between concurrent sets/maps and everything that uses them (DESIGN.md §3).
+// The contract between concurrent sets/maps and everything that uses them (architecture.md §3).
 //
 // Keys live in [1, key_range]; a structure may reserve 0 and the maximum key as sentinels.
 // Thread ids are dense (0..max_threads-1) and passed to every operation, so a structure

@@ -14,6 +14,7 @@
 
 #include "cdsbench/platform/rw_lock.hpp"
 #include "cdsbench/platform/spin_lock.hpp"
+#include "cdsbench/set/concepts.hpp"
 
 namespace cdsb {
 
@@ -72,5 +73,7 @@ class LockedStdSet {
   mutable Lock lock_;
   std::map<Key, Value> map_;
 };
+
+static_assert(ConcurrentSet<LockedStdSet<SpinLock>>);
 
 }  // namespace cdsb

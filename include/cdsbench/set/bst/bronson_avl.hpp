@@ -126,14 +126,14 @@
 #include "cdsbench/platform/spin_lock.hpp"
 #include "cdsbench/platform/user_stats.hpp"
 #include "cdsbench/reclaim/reclaimer.hpp"
+#include "cdsbench/set/concepts.hpp"
 #include "cdsbench/set/bst/detail/tree_depth.hpp"
 
 namespace cdsb {
 
-template <class R, class Key = std::uint64_t, class Value = std::uint64_t>
+template <reclaim::WholeOperationReclaimer R, class Key = std::uint64_t, class Value = std::uint64_t>
 class BronsonAvl {
   // Searches walk nodes optimistically, validating later (why hp/ibr cannot: see the top).
-  static_assert(reclaim::guards_whole_operation<R>, "this tree supports the ebr and none reclaimers only");
 
   static constexpr std::uint32_t shrinking_bit = 1, unlinked_bit = 2, counter_step = 4;
 
@@ -678,5 +678,7 @@ class BronsonAvl {
   Node* holder_;  // the root holder: no key, its right child is the root
   UserStats stats_;
 };
+
+static_assert(ConcurrentSet<BronsonAvl<reclaim::Archetype<>>>);
 
 }  // namespace cdsb

@@ -61,14 +61,14 @@
 #include "cdsbench/platform/pause.hpp"
 #include "cdsbench/platform/user_stats.hpp"
 #include "cdsbench/reclaim/reclaimer.hpp"
+#include "cdsbench/set/concepts.hpp"
 #include "cdsbench/set/bst/detail/external_tree.hpp"
 
 namespace cdsb {
 
-template <class R, class Key = std::uint64_t, class Value = std::uint64_t>
+template <reclaim::WholeOperationReclaimer R, class Key = std::uint64_t, class Value = std::uint64_t>
 class BstTk {
   // Searches read links with plain acquire loads, never protect() (why: see the top).
-  static_assert(reclaim::guards_whole_operation<R>, "this tree supports the ebr and none reclaimers only");
   struct Node : R::NodeBase {
     explicit Node(Key k) : key(k) {}
     const Key key;
@@ -330,5 +330,7 @@ class BstTk {
   Internal* root_;  // key max, for ever; its right child is leaf max
   UserStats stats_;
 };
+
+static_assert(ConcurrentSet<BstTk<reclaim::Archetype<>>>);
 
 }  // namespace cdsb

@@ -86,14 +86,14 @@
 #include "cdsbench/platform/user_stats.hpp"
 #include "cdsbench/reclaim/rcu.hpp"
 #include "cdsbench/reclaim/reclaimer.hpp"
+#include "cdsbench/set/concepts.hpp"
 #include "cdsbench/set/bst/detail/tree_depth.hpp"
 
 namespace cdsb {
 
-template <class R, class Key = std::uint64_t, class Value = std::uint64_t>
+template <reclaim::WholeOperationReclaimer R, class Key = std::uint64_t, class Value = std::uint64_t>
 class CitrusBst {
   // Searches read links with plain acquire loads, never protect() (why: see the top).
-  static_assert(reclaim::guards_whole_operation<R>, "this tree supports the ebr and none reclaimers only");
   struct Node;
 
   // A child slot's word: a node, or (odd) "no child" with its version (the paper's tag).
@@ -425,5 +425,7 @@ class CitrusBst {
   Node* root_;  // key max, for ever; user nodes all live in its left subtree
   UserStats stats_;
 };
+
+static_assert(ConcurrentSet<CitrusBst<reclaim::Archetype<>>>);
 
 }  // namespace cdsb

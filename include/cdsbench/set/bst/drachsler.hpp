@@ -120,7 +120,7 @@
 // ibr: the lemma is exactly what IBR's interval needs, but using it would take a protect()
 // (an epoch load and compare) on every link load of the lock-free walks and 8 bytes of birth
 // epoch per node (72 bytes, straddling lines); the house IBR is documented for validated
-// traversals only (reclaim::guards_whole_operation).
+// traversals only (reclaim::WholeOperationReclaimer).
 //
 // Node layout (64 bytes + the reclaimer's NodeBase, empty for none and ebr): key, left,
 // right (what the tree walk reads), succ (with the mark) and pred (what the settle reads),
@@ -162,6 +162,7 @@
 #include "cdsbench/platform/spin_lock.hpp"
 #include "cdsbench/platform/user_stats.hpp"
 #include "cdsbench/reclaim/reclaimer.hpp"
+#include "cdsbench/set/concepts.hpp"
 #include "cdsbench/set/bst/detail/tree_depth.hpp"
 
 namespace cdsb {
@@ -179,10 +180,9 @@ struct DrachslerNoHooks {
   static void at(DrachslerHookPoint) noexcept {}
 };
 
-template <class R, class Key = std::uint64_t, class Value = std::uint64_t, class Hooks = DrachslerNoHooks>
+template <reclaim::WholeOperationReclaimer R, class Key = std::uint64_t, class Value = std::uint64_t, class Hooks = DrachslerNoHooks>
 class DrachslerBst {
   // The walks read links with plain acquire loads, never protect() (why: see the top).
-  static_assert(reclaim::guards_whole_operation<R>, "this tree supports the ebr and none reclaimers only");
   struct Node;
   using Succ = MarkedPtr<Node, 1>;  // mark set: the node is removed (logically deleted)
   static constexpr int left = 0, right = 1;
@@ -671,5 +671,7 @@ class DrachslerBst {
   Node* root_;  // key max: the list's last node; the tree walk's start
   UserStats stats_;
 };
+
+static_assert(ConcurrentSet<DrachslerBst<reclaim::Archetype<>>>);
 
 }  // namespace cdsb

@@ -86,14 +86,14 @@
 #include "cdsbench/platform/marked_ptr.hpp"
 #include "cdsbench/platform/user_stats.hpp"
 #include "cdsbench/reclaim/reclaimer.hpp"
+#include "cdsbench/set/concepts.hpp"
 #include "cdsbench/set/bst/detail/external_tree.hpp"
 
 namespace cdsb {
 
-template <class R, class Key = std::uint64_t, class Value = std::uint64_t>
+template <reclaim::WholeOperationReclaimer R, class Key = std::uint64_t, class Value = std::uint64_t>
 class EllenBst {
   // Searches read links with plain acquire loads, never protect() (why: see the top).
-  static_assert(reclaim::guards_whole_operation<R>, "this tree supports the ebr and none reclaimers only");
   struct Node : R::NodeBase {
     explicit Node(Key k) : key(k) {}
     const Key key;
@@ -433,5 +433,7 @@ class EllenBst {
   Internal* root_;  // key max, for ever; its right child is leaf max
   UserStats stats_;
 };
+
+static_assert(ConcurrentSet<EllenBst<reclaim::Archetype<>>>);
 
 }  // namespace cdsb

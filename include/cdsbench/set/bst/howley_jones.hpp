@@ -174,6 +174,7 @@
 #include "cdsbench/platform/cache.hpp"
 #include "cdsbench/platform/user_stats.hpp"
 #include "cdsbench/reclaim/reclaimer.hpp"
+#include "cdsbench/set/concepts.hpp"
 #include "cdsbench/set/bst/detail/tree_depth.hpp"
 
 namespace cdsb {
@@ -186,10 +187,9 @@ constexpr std::size_t glibc_chunk(std::size_t n) { return n + 8 <= 32 ? 32 : (n 
 constexpr std::size_t jemalloc_class(std::size_t n) { return n <= 8 ? 8 : (n + 15) / 16 * 16; }
 }  // namespace detail::howley_jones
 
-template <class R, class Key = std::uint64_t, class Value = std::uint64_t>
+template <reclaim::WholeOperationReclaimer R, class Key = std::uint64_t, class Value = std::uint64_t>
 class HowleyJonesBst {
   // Searches read links with plain acquire loads, never protect() (why: see the top).
-  static_assert(reclaim::guards_whole_operation<R>, "this tree supports the ebr and none reclaimers only");
   struct Node;
   struct ChildCasOp;
   struct RelocateOp;
@@ -784,5 +784,7 @@ class HowleyJonesBst {
   std::vector<Padded<std::uint64_t>> versions_;  // thread tid's version counter: its own only
   Node* root_;  // key min, for ever; the set lives in its right subtree
 };
+
+static_assert(ConcurrentSet<HowleyJonesBst<reclaim::Archetype<>>>);
 
 }  // namespace cdsb

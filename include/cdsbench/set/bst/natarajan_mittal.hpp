@@ -59,14 +59,14 @@
 #include "cdsbench/platform/marked_ptr.hpp"
 #include "cdsbench/platform/user_stats.hpp"
 #include "cdsbench/reclaim/reclaimer.hpp"
+#include "cdsbench/set/concepts.hpp"
 #include "cdsbench/set/bst/detail/external_tree.hpp"
 
 namespace cdsb {
 
-template <class R, class Key = std::uint64_t, class Value = std::uint64_t>
+template <reclaim::WholeOperationReclaimer R, class Key = std::uint64_t, class Value = std::uint64_t>
 class NatarajanMittalBst {
   // Searches read links with plain acquire loads, never protect() (why: see the top).
-  static_assert(reclaim::guards_whole_operation<R>, "this tree supports the ebr and none reclaimers only");
   struct Node;
   using Edge = MarkedPtr<Node, 2>;  // bit 0: flag, bit 1: tag
   using Link = std::atomic<Edge>;
@@ -343,5 +343,7 @@ class NatarajanMittalBst {
   Node* s_;     // S, key max-1: R's left child for ever; user keys all live below S's left edge
   UserStats stats_;
 };
+
+static_assert(ConcurrentSet<NatarajanMittalBst<reclaim::Archetype<>>>);
 
 }  // namespace cdsb

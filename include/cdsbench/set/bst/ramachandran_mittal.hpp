@@ -172,6 +172,7 @@
 #include "cdsbench/platform/cache.hpp"
 #include "cdsbench/platform/user_stats.hpp"
 #include "cdsbench/reclaim/reclaimer.hpp"
+#include "cdsbench/set/concepts.hpp"
 #include "cdsbench/set/bst/detail/tree_depth.hpp"
 
 namespace cdsb {
@@ -186,10 +187,9 @@ struct NoHooks {
 };
 }  // namespace rm_bst
 
-template <class R, class Key = std::uint64_t, class Value = std::uint64_t, class Hooks = rm_bst::NoHooks>
+template <reclaim::WholeOperationReclaimer R, class Key = std::uint64_t, class Value = std::uint64_t, class Hooks = rm_bst::NoHooks>
 class RamachandranMittalBst {
   // Searches read links with plain acquire loads, never protect() (why: see the top).
-  static_assert(reclaim::guards_whole_operation<R>, "this tree supports the ebr and none reclaimers only");
   static_assert(std::is_unsigned_v<Key> && std::atomic<Key>::is_always_lock_free,
                 "the key word keeps two mark bits above the key");
   static_assert(std::is_trivially_copyable_v<Value> && std::atomic<Value>::is_always_lock_free,
@@ -765,5 +765,7 @@ class RamachandranMittalBst {
   Node* root_;  // the sentinel, key inf; user keys in its left subtree
   UserStats stats_;
 };
+
+static_assert(ConcurrentSet<RamachandranMittalBst<reclaim::Archetype<>>>);
 
 }  // namespace cdsb

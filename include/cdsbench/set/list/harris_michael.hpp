@@ -23,10 +23,11 @@
 #include "cdsbench/platform/marked_ptr.hpp"
 #include "cdsbench/platform/user_stats.hpp"
 #include "cdsbench/reclaim/reclaimer.hpp"
+#include "cdsbench/set/concepts.hpp"
 
 namespace cdsb {
 
-template <class R, class Key = std::uint64_t, class Value = std::uint64_t>
+template <reclaim::Reclaimer R, class Key = std::uint64_t, class Value = std::uint64_t>
 class HarrisMichaelList {
   struct Node;
   using Ptr = MarkedPtr<Node>;  // mark set: the node holding this link is logically deleted
@@ -211,5 +212,7 @@ class HarrisMichaelList {
   alignas(false_sharing_range) Link head_{Ptr()};
   UserStats stats_;
 };
+
+static_assert(ConcurrentSet<HarrisMichaelList<reclaim::Archetype<false>>>);
 
 }  // namespace cdsb

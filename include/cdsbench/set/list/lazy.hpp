@@ -28,12 +28,12 @@
 #include "cdsbench/platform/spin_lock.hpp"
 #include "cdsbench/platform/user_stats.hpp"
 #include "cdsbench/reclaim/reclaimer.hpp"
+#include "cdsbench/set/concepts.hpp"
 
 namespace cdsb {
 
-template <class R, class Key = std::uint64_t, class Value = std::uint64_t>
+template <reclaim::WholeOperationReclaimer R, class Key = std::uint64_t, class Value = std::uint64_t>
 class LazyList {
-  static_assert(reclaim::guards_whole_operation<R>, "the lazy list supports the ebr and none reclaimers only");
   struct Node : R::NodeBase {
     Node(Key k, Value v, Node* n) : key(k), next(n), value(v) {}
     const Key key;
@@ -175,5 +175,7 @@ class LazyList {
   Node* tail_;
   UserStats stats_;
 };
+
+static_assert(ConcurrentSet<LazyList<reclaim::Archetype<>>>);
 
 }  // namespace cdsb

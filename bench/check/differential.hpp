@@ -1,0 +1,98 @@
+// Sequential differential test: a random sequence of operations run on a structure and on a
+// standard-library reference, every result compared (architecture.md §5). Single-threaded, so a
+// mismatch is a plain bug, reported with the operation, its index and the seed.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bench/harness/make_structure.hpp"
+#include "cdsbench/random/generators.hpp"
+#include "cdsbench/random/uniform.hpp"
+#include "cdsbench/set/concepts.hpp"
+
+namespace cdsb::bench {
+
+// One differential run: its seed, length and key range, and the structure variant.
+struct DifferentialRun {
+  std::uint64_t seed = 1;
+  int ops = 1000;
+  std::uint64_t key_range = 16;
+  std::string reclaimer, allocator;  // which variant of the structure (registry names)
+  bool reclaim_eager = true;         // reclaim as soon as allowed: a use-after-free shows
+};
+
+// Empty when the structure agreed with std::map on every operation, on its final contents
+// and (when it has one) its invariant check; else what differed.
+template <ConcurrentSet S>
+std::string set_differential(const DifferentialRun& run) {
+  using Key = typename S::key_type;
+  const std::uint64_t seed = run.seed, key_range = run.key_range;
+  const int ops = run.ops;
+  const auto owned = make_structure<S>(1, run.reclaim_eager);
+  S& set = *owned;
+  std::map<Key, typename S::mapped_type> reference;
+  Xoshiro256StarStar rng;
+  rng.seed(seed);
+  std::vector<Key> got, want;
+  auto where = [&](int i, const char* op, Key k) {
+    return std::string(op) + "(" + std::to_string(k) + ") at operation " + std::to_string(i) +
+           " (seed " + std::to_string(seed) + ")";
+  };
+  if constexpr (HasThreadHooks<S>) set.thread_init(0);
+  const int op_kinds = HasRangeQuery<S> ? 4 : 3;
+  std::string error;
+  for (int i = 0; i < ops && error.empty(); ++i) {
+    const Key k = static_cast<Key>(1 + uniform_below(rng, key_range));
+    switch (uniform_below(rng, op_kinds)) {
+      case 0: {
+        const bool r = set.insert(0, k, k), e = reference.try_emplace(k, k).second;
+        if (r != e) error = where(i, "insert", k) + ": returned " + std::to_string(r) + ", std::map " + std::to_string(e);
+        break;
+      }
+      case 1: {
+        const bool r = set.erase(0, k), e = reference.erase(k) == 1;
+        if (r != e) error = where(i, "erase", k) + ": returned " + std::to_string(r) + ", std::map " + std::to_string(e);
+        break;
+      }
+      case 2: {
+        const bool r = set.contains(0, k), e = reference.contains(k);
+        if (r != e) error = where(i, "contains", k) + ": returned " + std::to_string(r) + ", std::map " + std::to_string(e);
+        break;
+      }
+      default:
+        if constexpr (HasRangeQuery<S>) {
+          const Key hi = k + static_cast<Key>(uniform_below(rng, key_range / 4 + 1));
+          set.range_query(0, k, hi, got);
+          want.clear();
+          for (auto it = reference.lower_bound(k); it != reference.end() && it->first <= hi; ++it)
+            want.push_back(it->first);
+          std::sort(got.begin(), got.end());
+          if (got != want)
+            error = where(i, "range_query", k) + ": returned " + std::to_string(got.size()) +
+                    " keys, std::map " + std::to_string(want.size());
+        }
+    }
+  }
+  if (error.empty()) {
+    got.clear();
+    set.for_each_key([&](Key k) { got.push_back(k); });
+    std::sort(got.begin(), got.end());
+    want.clear();
+    for (const auto& entry : reference) want.push_back(entry.first);
+    if (got != want) error = "final contents differ from std::map (seed " + std::to_string(seed) + ")";
+  }
+  if constexpr (HasInvariantCheck<S>) {
+    if (error.empty()) {
+      const std::string violation = set.check_invariants();
+      if (!violation.empty()) error = "invariant violated: " + violation;
+    }
+  }
+  if constexpr (HasThreadHooks<S>) set.thread_exit(0);
+  return error;
+}
+
+}  // namespace cdsb::bench

@@ -1,0 +1,239 @@
+// The one measured loop (architecture.md §4, pitfall P1), written once as a template over a
+// workload (bench/workloads/workload.hpp: the Workload concept); every structure and every
+// kind of workload runs through it.
+//
+// The thread choreography: start and pin all threads, prefill with those same threads (P5),
+// release them together through a barrier, measure for a duration (or an op count) with a
+// stop flag checked every operation, join, validate while quiescent. The report is built by
+// small functions, one per part (throughput, latency, memory, counters), from what each
+// thread recorded.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <barrier>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/core/clock.hpp"
+#include "bench/core/latency.hpp"
+#include "bench/core/machine_info.hpp"
+#include "bench/core/perf_counters.hpp"
+#include "bench/core/report.hpp"
+#include "bench/harness/config.hpp"
+#include "bench/harness/trial_context.hpp"
+#include "bench/workloads/workload.hpp"
+#include "cdsbench/platform/cache.hpp"
+#include "cdsbench/platform/topology.hpp"
+
+namespace cdsb::bench {
+
+// The measured loop. Returns the number of operations run. Latency sampling times one
+// operation in `sample_every` (countdown, so the common path is one decrement and a
+// predictable branch); the stop flag is a relaxed load of a line written once.
+template <Workload W, class Histograms>
+std::uint64_t measured_loop(W& workload, int tid, typename W::ThreadState& st, const std::atomic<bool>& stop,
+                            std::uint64_t op_limit, std::uint32_t sample_every, Histograms* latency) {
+  std::uint64_t ops = 0;
+  std::uint64_t until_sample = sample_every ? sample_every : UINT64_MAX;
+  while (ops < op_limit && !stop.load(std::memory_order_relaxed)) {
+    if (--until_sample == 0) [[unlikely]] {
+      until_sample = sample_every;
+      const std::uint64_t begin = now_ns();
+      const int op = workload.step(tid, st);
+      (*latency)[op].record(now_ns() - begin);
+    } else {
+      workload.step(tid, st);
+    }
+    ++ops;
+  }
+  return ops;
+}
+
+// What one thread measured, on its own cache lines.
+template <int OpTypes>
+struct alignas(false_sharing_range) ThreadResult {
+  using Histograms = std::array<LatencyHistogram, OpTypes>;
+  std::uint64_t ops = 0, start_ns = 0, end_ns = 0;
+  std::optional<ThreadCounters> counters;
+  std::unique_ptr<Histograms> latency;  // only when sampling (P11)
+  bool pinned = false;
+};
+
+// Throughput: update threads over the span from the first start to the last end; the
+// dedicated range-query threads apart (P10).
+template <int OpTypes>
+void report_throughput(Json& j, const Config& cfg, const std::vector<ThreadResult<OpTypes>>& results) {
+  std::uint64_t first_start = UINT64_MAX, last_end = 0, update_ops = 0, rq_thread_ops = 0;
+  double thread_min = 0, thread_max = 0;
+  for (int tid = 0; tid < static_cast<int>(results.size()); ++tid) {
+    const auto& r = results[tid];
+    first_start = std::min(first_start, r.start_ns);
+    last_end = std::max(last_end, r.end_ns);
+    if (tid >= cfg.threads) {
+      rq_thread_ops += r.ops;
+      continue;
+    }
+    update_ops += r.ops;
+    const double secs = static_cast<double>(std::max<std::uint64_t>(r.end_ns - r.start_ns, 1)) / 1e9;
+    const double rate = static_cast<double>(r.ops) / secs;
+    thread_min = tid == 0 ? rate : std::min(thread_min, rate);
+    thread_max = tid == 0 ? rate : std::max(thread_max, rate);
+  }
+  const double elapsed_s = static_cast<double>(std::max<std::uint64_t>(last_end - first_start, 1)) / 1e9;
+  j["elapsed_ms"] = elapsed_s * 1e3;
+  j["total_ops"] = update_ops;
+  j["throughput_ops_per_s"] = static_cast<double>(update_ops) / elapsed_s;
+  j["ns_per_op_per_thread"] = update_ops ? elapsed_s * 1e9 * cfg.threads / static_cast<double>(update_ops) : 0.0;
+  j["thread_throughput_min_ops_per_s"] = thread_min;
+  j["thread_throughput_max_ops_per_s"] = thread_max;
+  if (cfg.rq_threads > 0) {
+    j["rq_thread_ops"] = rq_thread_ops;
+    j["rq_thread_throughput_ops_per_s"] = static_cast<double>(rq_thread_ops) / elapsed_s;
+  }
+  Json per_thread = Json::array();
+  for (const auto& r : results) per_thread.push_back(r.ops);
+  j["thread_ops"] = per_thread;
+}
+
+// Latency percentiles per op type, from the merged per-thread histograms.
+template <Workload W>
+void report_latency(Json& j, const std::vector<ThreadResult<W::op_type_count>>& results) {
+  Json histograms = Json::object();
+  for (int op = 0; op < W::op_type_count; ++op) {
+    LatencyHistogram merged;
+    for (const auto& r : results) merged.merge((*r.latency)[op]);
+    put_latency(j, histograms, W::op_type_name(op), merged);
+  }
+  j["latency_histogram_ns"] = histograms;  // [lower, upper, count]; JSON output only
+}
+
+// Hardware and software counters per operation, summed over all measuring threads.
+template <int OpTypes>
+void report_counters(Json& j, const std::vector<ThreadResult<OpTypes>>& results) {
+  PerfTotals totals;
+  std::uint64_t ops = 0;
+  for (const auto& r : results) {
+    totals.add(*r.counters);
+    ops += r.ops;
+  }
+  put_counters(j, totals, *results[0].counters, ops);
+}
+
+template <Workload W>
+TrialOutcome run_trial(W& workload, const TrialContext& ctx) {
+  const Config& cfg = ctx.config;
+  const int n = cfg.total_threads();
+  using Result = ThreadResult<W::op_type_count>;
+  std::vector<Result> results(n);
+
+  std::barrier sync(n + 1);  // the workers and this thread
+  // Relaxed is enough for the stop flag and the running count: they carry no data. What the
+  // workers wrote is published to this thread by join(), and the barriers order the phases.
+  std::atomic<bool> stop{false};
+  std::atomic<int> update_threads_running{cfg.threads};
+  const std::uint64_t per_thread_ops = cfg.ops ? *cfg.ops / cfg.threads : UINT64_MAX;
+  const std::uint64_t ops_remainder = cfg.ops ? *cfg.ops % cfg.threads : 0;
+
+  const bool measure = cfg.process_figures;
+  // The peak is the trial's own when the kernel lets it be reset now, else unavailable (it
+  // would be the process's).
+  const bool peak_is_trials = measure && reset_peak_rss();
+  const auto rss = [measure] { return measure ? current_rss_bytes() : std::nullopt; };
+  MemoryFigures memory;
+  memory.start = rss();
+
+  auto worker = [&](int tid) {
+    Result& r = results[tid];
+    if (ctx.thread_cpus[tid] >= 0) r.pinned = ctx.topology.pin_current_thread(ctx.thread_cpus[tid]);
+    if (measure) r.counters.emplace();  // opened by the thread it counts
+    if (cfg.latency_sample) r.latency = std::make_unique<typename Result::Histograms>();
+    auto& st = workload.state(tid);
+    workload.thread_start(tid);
+    sync.arrive_and_wait();  // 1: everyone started
+    workload.prefill(tid, st);
+    sync.arrive_and_wait();  // 2: parallel prefill done
+    if (tid == 0) workload.prefill_correct(tid, st);
+    sync.arrive_and_wait();  // 3: prefill complete
+    sync.arrive_and_wait();  // 4: start the measured phase
+
+    const bool update_thread = tid < cfg.threads;
+    const std::uint64_t limit = update_thread ? per_thread_ops + (static_cast<std::uint64_t>(tid) < ops_remainder)
+                                              : UINT64_MAX;  // range-query threads run until the update threads stop
+    if (measure) r.counters->start();
+    r.start_ns = now_ns();
+    r.ops = measured_loop(workload, tid, st, stop, limit, cfg.latency_sample, r.latency.get());
+    r.end_ns = now_ns();
+    if (measure) r.counters->stop();
+    // With --ops, the last update thread to finish stops the range-query threads.
+    if (update_thread && update_threads_running.fetch_sub(1, std::memory_order_relaxed) == 1)
+      stop.store(true, std::memory_order_relaxed);
+    workload.thread_finish(tid);
+  };
+
+  std::vector<std::thread> threads;
+  threads.reserve(n);
+  for (int tid = 0; tid < n; ++tid) threads.emplace_back(worker, tid);
+
+  workload.prefill_begin();  // the barrier publishes what it sets to the workers
+  const std::uint64_t prefill_begin = now_ns();
+  sync.arrive_and_wait();  // 1
+  sync.arrive_and_wait();  // 2
+  sync.arrive_and_wait();  // 3
+  const double prefill_ms = static_cast<double>(now_ns() - prefill_begin) / 1e6;
+  memory.after_prefill = rss();
+  const bool prefill_failed = workload.prefill_failed();
+  if (prefill_failed) stop.store(true, std::memory_order_relaxed);  // measure nothing
+  sync.arrive_and_wait();  // 4
+  if (!cfg.ops && !prefill_failed) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(cfg.duration_ms));
+    stop.store(true, std::memory_order_relaxed);
+  }
+  for (auto& t : threads) t.join();
+  memory.end = rss();
+  if (peak_is_trials) memory.peak = peak_rss_bytes();
+
+  TrialOutcome out;
+  Json& j = out.report;
+  j["trial"] = ctx.trial;
+  j["trial_seed"] = ctx.trial_seed;
+  j["prefill_time_ms"] = prefill_ms;
+  report_throughput(j, cfg, results);
+  int unpinned = 0;
+  for (int tid = 0; tid < n; ++tid) unpinned += ctx.thread_cpus[tid] >= 0 && !results[tid].pinned;
+  j["pin_failures"] = unpinned;
+  if (cfg.latency_sample) report_latency<W>(j, results);
+  put_memory(j, memory);
+  if (measure) report_counters(j, results);
+  workload.report_prefill(j);
+  if (prefill_failed) {
+    out.status = TrialStatus::prefill_timeout;
+    j["validation"] = "FAIL";
+    j["validation_error"] = "prefill did not converge before --prefill-timeout-ms";
+    return out;
+  }
+  const std::uint64_t validation_begin = now_ns();
+  out.status = workload.finish(j) ? TrialStatus::ok : TrialStatus::validation_failed;
+  j["validation_time_ms"] = static_cast<double>(now_ns() - validation_begin) / 1e6;
+  return out;
+}
+
+// A trial of a workload it builds and destroys: the structure's teardown (freeing every node)
+// is part of what a user waits for between trials, so it is timed too.
+template <Workload W>
+TrialOutcome run_owned_trial(const TrialContext& ctx) {
+  auto workload = std::make_unique<W>(ctx);
+  TrialOutcome out = run_trial(*workload, ctx);
+  const std::uint64_t teardown_begin = now_ns();
+  workload.reset();
+  out.report["teardown_time_ms"] = static_cast<double>(now_ns() - teardown_begin) / 1e6;
+  return out;
+}
+
+}  // namespace cdsb::bench

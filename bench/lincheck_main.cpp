@@ -1,7 +1,0 @@
-#include "bench/lincheck.hpp"
-#include "bench/process_allocator.hpp"
-
-int main(int argc, char** argv) {
-  cdsb::bench::prepare_process(argc, argv);
-  return cdsb::bench::run_lincheck(argc, argv, cdsb::bench::builtin_registry());
-}

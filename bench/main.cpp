@@ -1,7 +1,0 @@
-#include "bench/cli.hpp"
-#include "bench/process_allocator.hpp"
-
-int main(int argc, char** argv) {
-  cdsb::bench::prepare_process(argc, argv);
-  return cdsb::bench::run_cli(argc, argv, cdsb::bench::builtin_registry());
-}

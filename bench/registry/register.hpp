@@ -1,0 +1,344 @@
+// Making registry entries: what bench/registry/structures.cpp's registration lines call.
+//
+// A structure is registered by one line there,
+//
+//   CDSB_REGISTER(set_structure<variant_matrix<BstTk, WholeOperationReclaimers, AllocationPolicies>>(
+//       {.name = "bst_tk", .kind = StructureKind::ordered_set, .description = "..."}));
+//
+// which instantiates the workload, the history recorder and the differential test for each
+// variant. Those instantiations are what takes compile time, so structures.cpp is compiled
+// as CDSBENCH_REGISTRY_SHARDS translation units (bench/CMakeLists.txt), and each registration
+// line is instantiated in one of them only: line i in shard i mod CDSBENCH_REGISTRY_SHARDS.
+// The other shards see the line inside a discarded `if constexpr` branch of a template, which
+// is parsed but never instantiated. Nothing is copied per structure, and builtin_registry()
+// orders the entries as the lines are ordered.
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "bench/check/blackbox_differential.hpp"
+#include "bench/check/differential.hpp"
+#include "bench/check/history.hpp"
+#include "bench/harness/trial.hpp"
+#include "bench/registry/registry.hpp"
+#include "bench/registry/shard.hpp"
+#include "bench/workloads/blackbox_workload.hpp"
+#include "bench/workloads/set_workload.hpp"
+#include "cdsbench/nr/flat_combining.hpp"
+#include "cdsbench/nr/node_replication.hpp"
+#include "cdsbench/nr/rw_locked.hpp"
+#include "cdsbench/nr/spin_locked.hpp"
+#include "cdsbench/reclaim/alloc_pool.hpp"
+#include "cdsbench/reclaim/alloc_segregated.hpp"
+#include "cdsbench/reclaim/alloc_system.hpp"
+#include "cdsbench/reclaim/ebr.hpp"
+#include "cdsbench/reclaim/hp.hpp"
+#include "cdsbench/reclaim/ibr.hpp"
+#include "cdsbench/reclaim/none.hpp"
+
+namespace cdsb::bench {
+
+// What a registration line says about a structure besides its type.
+struct About {
+  std::string name;
+  StructureKind kind = StructureKind::ordered_set;
+  std::string description;
+  std::string library = "cdsbench";
+  std::string layout;           // overrides the layout read off the type (peers describe their own)
+  std::string known_violation;  // a peer's documented linearizability bug
+  std::string method, sequential;  // black-box structures: nr, sl, ... and the sequential one
+};
+
+// ---- variants -------------------------------------------------------------------------------
+
+template <class... Ts>
+struct TypeList {};
+
+template <class... Ts>
+using first_t = std::tuple_element_t<0, std::tuple<Ts...>>;  // a list's default variant
+
+// A variant's names: its reclaimer's and allocator's, or, for a structure that frees nodes at
+// once inside its own critical sections (lock-based structures, the black-box methods),
+// "immediate" with the system allocator.
+template <class V>
+constexpr std::string_view reclaimer_name() {
+  if constexpr (requires { V::reclaimer_type::name; }) return V::reclaimer_type::name;
+  else return "immediate";
+}
+template <class V>
+constexpr std::string_view allocator_name() {
+  if constexpr (requires { V::reclaimer_type::allocator_type::name; }) return V::reclaimer_type::allocator_type::name;
+  else return "system";
+}
+template <class V, class Default>
+constexpr bool is_test_variant_of =
+    is_test_variant(reclaimer_name<V>(), allocator_name<V>(), reclaimer_name<Default>(), allocator_name<Default>());
+
+template <class... Vs>
+std::vector<Variant> variants_of(TypeList<Vs...>) {
+  using First = first_t<Vs...>;
+  return {Variant{std::string(reclaimer_name<Vs>()), std::string(allocator_name<Vs>()), is_test_variant_of<Vs, First>}...};
+}
+
+// Reclaimers and allocation policies, listed as templates: S<Reclaimer<Allocator>>.
+template <template <class> class... Rs>
+struct ReclaimerList {};
+template <class... As>
+struct AllocatorList {};
+
+// The named sets a structure picks from; the first of a list is the default.
+using AllReclaimers = ReclaimerList<reclaim::EpochBased, reclaim::HazardPointers, reclaim::IntervalBased, reclaim::NoReclaim>;
+using AllocationPolicies = AllocatorList<reclaim::SystemAllocator, reclaim::SegregatedAllocator,
+                                         reclaim::PoolAllocator<reclaim::SystemAllocator>,
+                                         reclaim::PoolAllocator<reclaim::SegregatedAllocator>>;
+
+namespace detail {
+template <class... Lists>
+struct Concat {
+  using type = TypeList<>;
+};
+template <class... Ts>
+struct Concat<TypeList<Ts...>> {
+  using type = TypeList<Ts...>;
+};
+template <class... As, class... Bs, class... Rest>
+struct Concat<TypeList<As...>, TypeList<Bs...>, Rest...> {
+  using type = typename Concat<TypeList<As..., Bs...>, Rest...>::type;
+};
+
+// The reclaimers of a list whose guards cover a whole operation (reclaim::WholeOperationReclaimer).
+template <class List, template <class> class... Kept>
+struct KeepWholeOperation;
+template <template <class> class... Kept>
+struct KeepWholeOperation<ReclaimerList<>, Kept...> {
+  using type = ReclaimerList<Kept...>;
+};
+template <template <class> class R, template <class> class... Rs, template <class> class... Kept>
+struct KeepWholeOperation<ReclaimerList<R, Rs...>, Kept...> {
+  using type = std::conditional_t<R<reclaim::SystemAllocator>::guards_whole_operation,
+                                  typename KeepWholeOperation<ReclaimerList<Rs...>, Kept..., R>::type,
+                                  typename KeepWholeOperation<ReclaimerList<Rs...>, Kept...>::type>;
+};
+
+template <template <class> class S, template <class> class R, class... As>
+using VariantRow = TypeList<S<R<As>>...>;
+template <template <class> class S, class Rs, class As>
+struct Matrix;
+template <template <class> class S, template <class> class... Rs, class... As>
+struct Matrix<S, ReclaimerList<Rs...>, AllocatorList<As...>> {
+  using type = typename Concat<VariantRow<S, Rs, As...>...>::type;
+};
+
+// The variants of a list that the correctness matrix runs (is_test_variant).
+template <class List>
+struct TestVariants;
+template <class First, class... Vs>
+struct TestVariants<TypeList<First, Vs...>> {
+  using type = typename Concat<TypeList<First>,
+                               std::conditional_t<is_test_variant_of<Vs, First>, TypeList<Vs>, TypeList<>>...>::type;
+};
+}  // namespace detail
+
+using WholeOperationReclaimers = typename detail::KeepWholeOperation<AllReclaimers>::type;
+
+// Every reclaimer with every allocator, reclaimers outermost; in sanitizer trees
+// (CDSBENCH_TEST_VARIANTS_ONLY) the test variants only, at a fraction of the compile time.
+template <template <class> class S, class Reclaimers, class Allocators>
+using variant_matrix =
+#if CDSBENCH_TEST_VARIANTS_ONLY
+    typename detail::TestVariants<typename detail::Matrix<S, Reclaimers, Allocators>::type>::type;
+#else
+    typename detail::Matrix<S, Reclaimers, Allocators>::type;
+#endif
+
+namespace detail {
+
+// Runs fn.template operator()<V>() for the variant V named (reclaimer, allocator); an empty
+// name means the default variant's. The command line and lincheck accept only pairs the
+// entry lists, so a miss is a bug.
+template <class... Vs, class Fn>
+auto with_variant(TypeList<Vs...>, const std::string& reclaimer_name_given, const std::string& allocator_name_given,
+                  Fn&& fn) {
+  using First = first_t<Vs...>;
+  const std::string reclaimer = reclaimer_name_given.empty() ? std::string(reclaimer_name<First>()) : reclaimer_name_given;
+  const std::string allocator = allocator_name_given.empty() ? std::string(allocator_name<First>()) : allocator_name_given;
+  std::optional<decltype(fn.template operator()<First>())> out;
+  auto visit = [&]<class V>() {
+    if (!out && reclaimer == reclaimer_name<V>() && allocator == allocator_name<V>()) out.emplace(fn.template operator()<V>());
+  };
+  (visit.template operator()<Vs>(), ...);
+  if (!out) throw std::logic_error("no variant " + reclaimer + "/" + allocator + " (the command line should have refused it)");
+  return std::move(*out);
+}
+
+template <class V>
+[[noreturn]] void not_a_test_variant() {
+  throw std::logic_error(std::string("histories and differential runs exist for test variants only; ") +
+                         std::string(reclaimer_name<V>()) + "/" + std::string(allocator_name<V>()) + " is not one");
+}
+
+template <class S>
+std::string layout_of() {
+  std::string s;
+  if constexpr (requires { S::node_bytes; }) s = "node " + std::to_string(S::node_bytes) + " B";
+  // Trees with a leaf type of their own, and structures with descriptors (Info records).
+  if constexpr (requires { S::leaf_bytes; }) s += ", leaf " + std::to_string(S::leaf_bytes) + " B";
+  if constexpr (requires { S::descriptor_bytes; }) s += ", descriptor " + std::to_string(S::descriptor_bytes) + " B";
+  // Howley-Jones has two descriptor types: ChildCAS (descriptor_bytes) and Relocate.
+  if constexpr (requires { S::relocate_descriptor_bytes; })
+    s += ", relocate descriptor " + std::to_string(S::relocate_descriptor_bytes) + " B";
+  return s;
+}
+
+template <class... Vs>
+StructureEntry entry_for(TypeList<Vs...> list, About about) {
+  using First = first_t<Vs...>;
+  StructureEntry e;
+  e.name = std::move(about.name);
+  e.kind = about.kind;
+  e.description = std::move(about.description);
+  e.library = std::move(about.library);
+  e.known_violation = std::move(about.known_violation);
+  e.method = std::move(about.method);
+  e.sequential = std::move(about.sequential);
+  e.layout = about.layout.empty() ? layout_of<First>() : std::move(about.layout);
+  e.variants = variants_of(list);
+  return e;
+}
+
+// A workload's trial, and its history recording, for the variant a context names.
+template <template <class, class> class Workload, class... Vs>
+TrialOutcome run_variant_trial(const TrialContext& ctx) {
+  return with_variant(TypeList<Vs...>{}, ctx.config.reclaimer, ctx.config.allocator,
+                      [&]<class V>() { return run_owned_trial<Workload<V, NoRecorder>>(ctx); });
+}
+
+template <template <class, class> class Workload, class... Vs>
+RecordedHistory record_variant_history(const TrialContext& ctx) {
+  using First = first_t<Vs...>;
+  return with_variant(TypeList<Vs...>{}, ctx.config.reclaimer, ctx.config.allocator, [&]<class V>() -> RecordedHistory {
+    if constexpr (is_test_variant_of<V, First>) {
+      const Config& c = ctx.config;
+      const std::size_t per_thread = c.ops ? *c.ops / c.threads + 1 : 1024;
+      Workload<V, HistoryRecorder> workload(ctx, HistoryRecorder(c.total_threads(), per_thread));
+      TrialOutcome outcome = run_trial(workload, ctx);
+      return RecordedHistory{std::move(outcome), workload.recorder()};
+    } else {
+      not_a_test_variant<V>();
+    }
+  });
+}
+
+// The differential test of the variant a run names (test variants only): test is a generic
+// lambda []<class V>(const DifferentialRun&) -> std::string.
+template <class... Vs, class Test>
+std::string differential_of(TypeList<Vs...> list, const DifferentialRun& run, Test test) {
+  using First = first_t<Vs...>;
+  return with_variant(list, run.reclaimer, run.allocator, [&]<class V>() -> std::string {
+    if constexpr (is_test_variant_of<V, First>) return test.template operator()<V>(run);
+    else not_a_test_variant<V>();
+  });
+}
+
+}  // namespace detail
+
+// ---- entries --------------------------------------------------------------------------------
+
+template <class T>
+inline constexpr bool is_type_list = false;
+template <class... Ts>
+inline constexpr bool is_type_list<TypeList<Ts...>> = true;
+
+// A registration line names a structure's variants (a TypeList, e.g. a variant_matrix) or,
+// for a structure without variants, the structure itself.
+template <class List>
+using variants_t = std::conditional_t<is_type_list<List>, List, TypeList<List>>;
+
+namespace detail {
+template <ConcurrentSet... Vs>
+StructureEntry set_entry(TypeList<Vs...> list, About about) {
+  using First = first_t<Vs...>;
+  static_assert(HasForEachKey<First>, "the harness validates every trial through for_each_key (P6)");
+  StructureEntry e = entry_for(list, std::move(about));
+  e.range_queries = HasRangeQuery<First>;
+  e.search_depths = HasSearchDepths<First>;
+  e.concurrent_erase = erases_concurrently<First>;
+  e.run_trial = &run_variant_trial<SetWorkload, Vs...>;
+  if constexpr (stores_keys<First>) {
+    e.model = "set";
+    e.record_history = &record_variant_history<SetWorkload, Vs...>;
+    e.differential = [](const DifferentialRun& run) {
+      return differential_of(TypeList<Vs...>{}, run, []<class V>(const DifferentialRun& r) { return set_differential<V>(r); });
+    };
+  }
+  return e;
+}
+}  // namespace detail
+
+// A set (or a map run as a set) measured by the set workload. Every variant can be
+// measured; history recording and the differential test exist for the test variants only.
+template <class List>
+StructureEntry set_structure(About about) {
+  return detail::set_entry(variants_t<List>{}, std::move(about));
+}
+
+namespace detail {
+template <class... Ms>
+StructureEntry blackbox_entry(TypeList<Ms...> list, About about) {
+  using First = first_t<Ms...>;
+  using D = typename First::structure_type;
+  StructureEntry e = entry_for(list, std::move(about));
+  e.node_replicated = NodeReplicatedMethod<First>;
+  if constexpr (requires { BlackBox<D>::max_entries; }) e.max_key_range = BlackBox<D>::max_entries;
+  e.run_trial = &run_variant_trial<BlackBoxWorkload, Ms...>;
+  e.model = BlackBox<D>::model;
+  e.record_history = &record_variant_history<BlackBoxWorkload, Ms...>;
+  e.differential = [](const DifferentialRun& run) {
+    return differential_of(TypeList<Ms...>{}, run, []<class V>(const DifferentialRun& r) { return blackbox_differential<V>(r); });
+  };
+  return e;
+}
+}  // namespace detail
+
+// A black-box method (or its variants) over a sequential structure, run by the black-box
+// workload; about.kind must be black_box, about.method and about.sequential say which.
+template <class List>
+StructureEntry blackbox_structure(About about) {
+  return detail::blackbox_entry(variants_t<List>{}, std::move(about));
+}
+
+// The five black-box methods over one sequential structure D: nr.S, sl.S, rwl.S, fc.S, fcplus.S
+// (the sequential structures free nodes at once, inside the method's critical section).
+template <class D>
+std::vector<StructureEntry> blackbox_methods(const std::string& sequential, const std::string& what) {
+  auto about = [&](const char* method, std::string description) {
+    return About{.name = std::string(method) + "." + sequential, .kind = StructureKind::black_box,
+                 .description = std::move(description), .method = method, .sequential = sequential};
+  };
+  return {blackbox_structure<NodeReplicated<D>>(
+              about("nr", what + " under Node Replication (Calciu et al., ASPLOS 2017): a replica per node, one shared log")),
+          blackbox_structure<SpinLocked<D>>(about("sl", what + " behind one spin lock")),
+          blackbox_structure<RwLocked<D>>(about("rwl", what + " behind one distributed readers-writer lock")),
+          blackbox_structure<FlatCombining<D>>(about("fc", what + " under flat combining")),
+          blackbox_structure<FlatCombiningRw<D>>(
+              about("fcplus", what + " under flat combining, reads under a readers-writer lock"))};
+}
+
+}  // namespace cdsb::bench
+
+// ---- the registration line ------------------------------------------------------------------
+
+// A registration line (inside add_structures<Shard>): instantiated in one shard only, so
+// the expression's templates compile once. A macro because only the preprocessor can number
+// the lines (__COUNTER__) without a hand-written index.
+#define CDSB_REGISTER(...) CDSB_REGISTER_AT(__COUNTER__, __VA_ARGS__)
+#define CDSB_REGISTER_AT(index, ...)                                     \
+  if constexpr ((index) % ::cdsb::bench::registry_shards == Shard) {     \
+    shard.add((index), __VA_ARGS__);                                     \
+  }

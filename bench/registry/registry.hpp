@@ -1,0 +1,125 @@
+// The registry: the one place where structures are named. The harness, the correctness
+// tools, the tests, the experiments and the applications find structures only through it,
+// and select them by the data of their entry (kind, library, variants), never by name.
+//
+// This header is light on purpose (the command line, lincheck and the applications include
+// it): an entry's functions are plain function pointers whose types need only be declared.
+// Entries are made by bench/registry/register.hpp, one line per structure in
+// bench/registry/structures.cpp.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cdsb::bench {
+
+struct TrialContext;
+struct TrialOutcome;
+struct RecordedHistory;
+struct DifferentialRun;
+
+// What a structure is, and so which workload runs it and which checker model fits it.
+enum class StructureKind {
+  ordered_set,    // insert/erase/contains on keys, kept in order (lists, trees, skip lists)
+  unordered_map,  // the same operations, hashed (a map's value is the key in the set workload)
+  queue,          // FIFO: enqueue/dequeue
+  stack,          // LIFO: push/pop
+  black_box,      // a sequential structure made concurrent by a black-box method (NR, SL, ...)
+};
+
+inline constexpr StructureKind all_structure_kinds[] = {StructureKind::ordered_set, StructureKind::unordered_map,
+                                                         StructureKind::queue, StructureKind::stack,
+                                                         StructureKind::black_box};
+
+constexpr std::string_view kind_name(StructureKind k) {
+  switch (k) {
+    case StructureKind::ordered_set: return "ordered_set";
+    case StructureKind::unordered_map: return "unordered_map";
+    case StructureKind::queue: return "queue";
+    case StructureKind::stack: return "stack";
+    case StructureKind::black_box: return "black_box";
+  }
+  return "?";
+}
+
+std::optional<StructureKind> parse_kind(std::string_view name);
+std::string kind_names();  // "ordered_set, unordered_map, ..." for messages
+
+// The one definition of a test variant, i.e. of what the correctness matrix (differential,
+// lincheck, the sanitizer trees) runs: the default reclaimer with every allocator, and every
+// reclaimer with the default allocator. Under TSan the jemalloc (segregated) allocators are
+// left out: jemalloc is not instrumented, so when it hands one thread's freed memory to
+// another it synchronises where TSan cannot see, and TSan would report the new owner's
+// writes as races with the old owner's reads. The release and ASan trees run them.
+constexpr bool is_test_variant(std::string_view reclaimer, std::string_view allocator,
+                               std::string_view default_reclaimer, std::string_view default_allocator) {
+#if defined(__SANITIZE_THREAD__)
+  if (allocator.find("segregated") != std::string_view::npos) return false;
+#endif
+  return reclaimer == default_reclaimer || allocator == default_allocator;
+}
+
+// One instantiation of a structure: its reclaimer and its nodes' allocation policy.
+struct Variant {
+  std::string reclaimer, allocator;
+  bool test = false;  // is_test_variant: recorded and checked by the correctness matrix
+  bool operator==(const Variant&) const = default;
+};
+
+struct StructureEntry {
+  std::string name;         // for people: --ds NAME
+  std::string description;  // one line, shown by --list
+  StructureKind kind = StructureKind::ordered_set;
+  std::string library = "cdsbench";  // ours, or the peer library it comes from
+  // Black-box structures: the method (nr, sl, rwl, fc, fcplus, lf) and the sequential
+  // structure it runs; empty otherwise.
+  std::string method, sequential;
+  // The variants built in this tree, the default first. Sanitizer trees build the test
+  // variants only (CDSBENCH_TEST_VARIANTS_ONLY).
+  std::vector<Variant> variants;
+  std::string layout;  // node sizes, shown by --list ("" when not applicable)
+  bool range_queries = false;
+  bool search_depths = false;  // reports search_depth_mean/max (trees)
+  // False for a structure whose erase must not run beside other operations (a peer:
+  // oneTBB's concurrent_map): deletes are refused with more than one thread; lincheck and
+  // the stress test run it on inserts and searches.
+  bool concurrent_erase = true;
+  bool node_replicated = false;      // takes --nr-replicas and --nr-log-entries
+  std::uint64_t max_key_range = 0;   // 0: no limit of its own (the synthetic buffer has one)
+
+  TrialOutcome (*run_trial)(const TrialContext&) = nullptr;
+
+  // Correctness toolkit (null for `null`, which by design stores nothing).
+  std::string model;  // the lincheck checker model its histories follow ("set", "stack", ...)
+  RecordedHistory (*record_history)(const TrialContext&) = nullptr;  // test variants only
+  std::string (*differential)(const DifferentialRun&) = nullptr;       // test variants only
+  bool deliberately_broken = false;  // test-only structures the checks must catch
+  // A peer's linearizability bug, found by lincheck and documented with its evidence:
+  // lincheck's `all` and patterns leave the structure out and print this; naming it checks it.
+  std::string known_violation;
+
+  const Variant& default_variant() const { return variants.front(); }
+  const Variant* find_variant(std::string_view reclaimer, std::string_view allocator) const;
+  std::vector<Variant> test_variants() const;
+  std::vector<std::string> reclaimers() const;  // in variant order, each once
+  std::vector<std::string> allocators() const;
+};
+
+class Registry {
+ public:
+  void add(StructureEntry entry) { entries_.push_back(std::move(entry)); }
+  const StructureEntry* find(std::string_view name) const;
+  const std::vector<StructureEntry>& entries() const { return entries_; }
+
+ private:
+  std::vector<StructureEntry> entries_;
+};
+
+// The built-in structures (bench/registry/structures.cpp), in the order they are listed
+// there; tests add their deliberately broken ones to a copy.
+Registry builtin_registry();
+
+}  // namespace cdsb::bench

@@ -1,0 +1,383 @@
+// The set workload: search / insert / delete / range query on keys, with key-sum validation.
+//
+// Each operation's type is drawn independently from the configured rates (P4) and its key
+// from the configured distribution, range-query start keys included (P13), with the
+// thread's own generator seeded from the master seed and its thread id (P2). Each thread
+// keeps the sum of the keys it inserted minus those it deleted, and its size change; at
+// the end the structure's contents must match both (P6), its own invariant check must
+// pass, and `contains` must agree with the contents on a probe of keys.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/check/history.hpp"
+#include "bench/core/report.hpp"
+#include "bench/harness/make_structure.hpp"
+#include "bench/harness/trial_context.hpp"
+#include "bench/workloads/op_mix.hpp"
+#include "bench/workloads/workload.hpp"
+#include "cdsbench/platform/cache.hpp"
+#include "cdsbench/random/any_generator.hpp"
+#include "cdsbench/random/distributions.hpp"
+#include "cdsbench/random/reseeding.hpp"
+#include "cdsbench/random/seeding.hpp"
+#include "cdsbench/set/concepts.hpp"
+
+namespace cdsb::bench {
+
+// A structure that keeps no keys (the `null` set) skips prefill and validates as empty.
+template <class S>
+consteval bool stores_keys_of() {
+  if constexpr (requires { S::stores_keys; }) return S::stores_keys;
+  else return true;
+}
+template <class S>
+constexpr bool stores_keys = stores_keys_of<S>();
+
+// A structure whose erase must not run beside other operations (a peer: oneTBB's
+// concurrent_map, whose only erase is unsafe_erase) says `concurrent_erase = false`: the
+// command line then refuses deletes when more than one thread runs, and steady prefill ages
+// its shape on thread 0 alone (prefill_correct).
+template <class S>
+consteval bool erases_concurrently_of() {
+  if constexpr (requires { S::concurrent_erase; }) return S::concurrent_erase;
+  else return true;
+}
+template <class S>
+constexpr bool erases_concurrently = erases_concurrently_of<S>();
+
+// Recorder: NoRecorder for measurement, HistoryRecorder for linearizability histories.
+template <ConcurrentSet S, class Recorder = NoRecorder>
+class SetWorkload {
+ public:
+  using Key = typename S::key_type;
+  static constexpr int op_type_count = 4;
+  static const char* op_type_name(int op) {
+    static constexpr std::array names{"search", "insert", "delete", "range_query"};
+    return names[op];
+  }
+
+  struct ThreadState : ThreadBasics<op_type_count> {
+    using ThreadBasics<op_type_count>::ThreadBasics;
+    std::uint64_t key_sum = 0;  // Σ inserted − Σ deleted keys, modulo 2^64
+    std::int64_t size = 0;      // successful inserts − successful deletes
+    std::uint64_t rq_keys = 0;  // keys returned by range queries
+    std::vector<Key> rq_out;
+  };
+
+  explicit SetWorkload(const TrialContext& ctx)
+    requires(!Recorder::enabled)
+      : SetWorkload(ctx, Recorder{}) {}
+
+  SetWorkload(const TrialContext& ctx, Recorder recorder)
+      : cfg_(ctx.config),
+        recorder_(std::move(recorder)),
+        set_(make_structure<S>(cfg_.total_threads(), cfg_.reclaim_eager)),
+        keys_(cfg_.distribution, cfg_.key_range, thread_seed(ctx.trial_seed, -1)),
+        update_mix_(OpMix::from_percent(cfg_.insert_pct, cfg_.delete_pct, cfg_.rq_pct)),
+        target_size_(steady_state_size(cfg_)),
+        tolerance_(static_cast<std::int64_t>(cfg_.prefill_tolerance * static_cast<double>(target_size_))) {
+    const OpMix rq_only = OpMix::from_percent(0, 0, 100);
+    states_.reserve(cfg_.total_threads());
+    for (int tid = 0; tid < cfg_.total_threads(); ++tid) {
+      auto& st = states_.emplace_back(cfg_, ctx.trial_seed, tid, tid < cfg_.threads ? update_mix_ : rq_only);
+      if (cfg_.rq_pct > 0 || tid >= cfg_.threads) st->rq_out.reserve(cfg_.rq_size);
+    }
+    const double ins = cfg_.insert_pct, del = cfg_.delete_pct;
+    prefill_mix_ = OpMix::from_percent(ins + del > 0 ? 100.0 * ins / (ins + del) : 50.0, 0, 0);
+    if (!stores_keys<S> || cfg_.prefill == PrefillMode::none) prefill_done_.store(true);
+  }
+
+  // Uniform keys: R × ins / (ins + del); 50% when the workload has no updates. A key's
+  // stationary presence probability is ins / (ins + del) whatever its access frequency, so
+  // this target holds for every key distribution.
+  static std::int64_t steady_state_size(const Config& c) {
+    const double ins = c.insert_pct, del = c.delete_pct;
+    const double fraction = ins + del > 0 ? ins / (ins + del) : 0.5;
+    return static_cast<std::int64_t>(static_cast<double>(c.key_range) * fraction + 0.5);
+  }
+
+  S& structure() { return *set_; }
+  const Recorder& recorder() const { return recorder_; }
+  ThreadState& state(int tid) { return *states_[tid]; }
+
+  void thread_start(int tid) {
+    if constexpr (HasThreadHooks<S>) set_->thread_init(tid);
+  }
+  void thread_finish(int tid) {
+    if constexpr (HasThreadHooks<S>) set_->thread_exit(tid);
+  }
+
+  // Draws the next operation and key of a thread (exposed so tests can check streams).
+  std::pair<int, Key> draw(ThreadState& st) const {
+    const int op = st.mix.draw(st.rng.next());
+    return {op, static_cast<Key>(keys_(st.rng))};
+  }
+
+  // One measured operation.
+  int step(int tid, ThreadState& st) {
+    const auto [op, key] = draw(st);
+    std::uint64_t call_ns = 0;
+    if constexpr (Recorder::enabled) call_ns = call_stamp_ns();
+    bool ok;
+    switch (op) {
+      case op_insert:
+        ok = set_->insert(tid, key, key);
+        if (ok) {
+          st.key_sum += key;
+          ++st.size;
+        }
+        break;
+      case op_delete:
+        ok = set_->erase(tid, key);
+        if (ok) {
+          st.key_sum -= key;
+          --st.size;
+        }
+        break;
+      case op_range_query:
+        if constexpr (HasRangeQuery<S>) {
+          const Key hi = key + std::min<Key>(cfg_.rq_size - 1, cfg_.key_range - key);
+          const std::size_t found = set_->range_query(tid, key, hi, st.rq_out);
+          st.rq_keys += found;
+          ok = found > 0;
+        } else {
+          ok = false;  // rejected by the command line: the structure has no range_query
+        }
+        break;
+      default:  // op_read: a search
+        ok = set_->contains(tid, key);
+    }
+    if constexpr (Recorder::enabled) {
+      static constexpr std::array model_names{"contains", "insert", "erase", "range_query"};
+      const auto k = static_cast<std::int64_t>(key);
+      recorder_.record(tid, {model_names[op], {k, k}, op == op_insert ? 2 : 1, ok, true, call_ns, return_stamp_ns()});
+    }
+    st.count(op, ok);
+    return op;
+  }
+
+  // ---- steady-state prefill by the measuring threads themselves (P5, P12) ----------------
+  // Phase 1 grows the set with uniform inserts until it is within the tolerance of the
+  // target; phase 2 (steady only) ages its shape with `key_range` updates drawn from the
+  // configured insert:delete ratio, steering back whenever the size leaves the tolerance;
+  // then thread 0 alone corrects the few keys by which concurrent threads overshot.
+  // Prefill keys are uniform even for skewed distributions: rarely drawn keys would take
+  // far longer to reach their stationary state (see steady_state_size).
+  // Called by the trial's own thread before it releases the workers into prefill.
+  void prefill_begin() {
+    aging_left_ = cfg_.prefill == PrefillMode::steady ? static_cast<std::int64_t>(cfg_.key_range) : 0;
+    deadline_.start(cfg_.prefill_timeout_ms);
+  }
+
+  void prefill(int tid, ThreadState& st) {
+    const std::int64_t low = target_size_ - tolerance_, high = target_size_ + tolerance_;
+    for (std::uint64_t i = 0; !prefill_done_.load(std::memory_order_relaxed); ++i) {
+      if (deadline_.expired(i)) {
+        prefill_done_.store(true, std::memory_order_relaxed);
+        break;
+      }
+      const std::int64_t size = prefill_size_.load(std::memory_order_relaxed);
+      bool insert;
+      if (!prefill_grown_.load(std::memory_order_relaxed)) {
+        if (size >= low) {
+          prefill_grown_.store(true, std::memory_order_relaxed);
+          if (cfg_.prefill == PrefillMode::insert_only) prefill_done_.store(true, std::memory_order_relaxed);
+          continue;
+        }
+        insert = true;
+      } else {
+        if constexpr (!erases_concurrently<S>) break;  // aged by thread 0 alone, in prefill_correct
+        if (!aging_step(st, low, high, insert)) {
+          prefill_done_.store(true, std::memory_order_relaxed);
+          break;
+        }
+      }
+      prefill_update(tid, st, insert);
+    }
+  }
+
+  void prefill_correct(int tid, ThreadState& st) {
+    if (!stores_keys<S> || cfg_.prefill == PrefillMode::none || prefill_failed()) return;
+    const std::int64_t low = target_size_ - tolerance_, high = target_size_ + tolerance_;
+    if constexpr (!erases_concurrently<S>) {
+      // Phase 2 for a structure that cannot erase beside other operations: this thread alone
+      // (the others wait at the barrier), the same aging updates as prefill() runs in parallel.
+      bool insert = true;
+      for (std::uint64_t i = 0; aging_step(st, low, high, insert); ++i) {
+        if (deadline_.expired(i)) return;
+        prefill_update(tid, st, insert);
+      }
+    }
+    for (std::uint64_t i = 0;; ++i) {
+      const std::int64_t size = prefill_size_.load(std::memory_order_relaxed);
+      if (size >= low && size <= high) break;
+      if (deadline_.expired(i)) break;
+      prefill_update(tid, st, size < low);
+    }
+  }
+
+  bool prefill_failed() const { return deadline_.timed_out(); }
+
+  void report_prefill(Json& j) const {
+    const bool skipped = !stores_keys<S> || cfg_.prefill == PrefillMode::none;
+    j["prefill"] = !stores_keys<S> ? "skipped (the structure stores no keys)" : prefill_mode_name(cfg_.prefill);
+    j["prefill_target_size"] = skipped ? 0 : target_size_;
+    j["prefill_tolerance_keys"] = skipped ? 0 : tolerance_;
+    j["prefill_size"] = prefill_size_.load(std::memory_order_relaxed);
+    report_prefill_work(j, states_, !prefill_failed());
+  }
+
+  // ---- quiescent validation (P6) and the workload's figures -------------------------------
+  bool finish(Json& j) {
+    report_counts<SetWorkload>(j, states_);
+    std::uint64_t expected_sum = 0, rq_keys = 0;
+    std::int64_t expected_size = 0;
+    for (const auto& st : states_) {
+      expected_sum += st->key_sum;
+      expected_size += st->size;
+      rq_keys += st->rq_keys;
+    }
+    j["range_query_keys_returned"] = rq_keys;
+
+    std::string error;
+    std::uint64_t actual_sum = 0, out_of_range = 0;
+    std::int64_t actual_size = 0;
+    set_->for_each_key([&](Key k) {
+      actual_sum += k;
+      ++actual_size;
+      out_of_range += k < 1 || k > cfg_.key_range;
+    });
+    j["expected_key_sum"] = expected_sum;
+    j["actual_key_sum"] = actual_sum;
+    j["expected_size"] = expected_size;
+    j["actual_size"] = actual_size;
+    if (out_of_range) error = std::to_string(out_of_range) + " keys outside [1, key_range]";
+    else if (actual_size != expected_size) error = "size differs from successful inserts minus deletes";
+    else if (actual_sum != expected_sum) error = "key sum differs from inserted minus deleted keys";
+
+    std::string invariants = "not provided";
+    if constexpr (HasInvariantCheck<S>) {
+      invariants = set_->check_invariants();
+      if (!invariants.empty() && error.empty()) error = "invariant violated: " + invariants;
+      if (invariants.empty()) invariants = "ok";
+    }
+    j["invariants"] = invariants;
+    if constexpr (requires { S::node_bytes; }) j["node_bytes"] = S::node_bytes;
+    if constexpr (HasSearchDepths<S>) {
+      // The tree's shape: nodes a search for a present key reads (why a balanced tree is or
+      // is not faster; see docs/results-bst.md).
+      std::uint64_t keys = 0, depth_sum = 0, deepest = 0;
+      set_->for_each_key_depth([&](Key, std::size_t depth) {
+        ++keys;
+        depth_sum += depth;
+        deepest = std::max<std::uint64_t>(deepest, depth);
+      });
+      j["search_depth_mean"] = keys ? static_cast<double>(depth_sum) / static_cast<double>(keys) : 0.0;
+      j["search_depth_max"] = deepest;
+    }
+    // Reclamation and the structure's own counters, since construction (prefill included).
+    if constexpr (requires(const S& s) { { s.stats() } -> std::same_as<StatsReport>; }) put_stats(j, set_->stats());
+
+    const auto [probes, mismatches, first_bad] = probe_contains();
+    j["contains_probes"] = probes;
+    j["contains_mismatches"] = mismatches;
+    if (mismatches && error.empty())
+      error = "contains(" + std::to_string(first_bad) + ") disagrees with the set's contents";
+
+    j["validation"] = error.empty() ? "PASS" : "FAIL";
+    if (!error.empty()) j["validation_error"] = error;
+    return error.empty();
+  }
+
+ private:
+  // One aging update of steady prefill (phase 2): whether it inserts (else deletes), drawn
+  // from the configured insert:delete ratio and steered back into the tolerance; false once
+  // the `key_range` updates of aging are spent.
+  bool aging_step(ThreadState& st, std::int64_t low, std::int64_t high, bool& insert) {
+    if (aging_left_.fetch_sub(1, std::memory_order_relaxed) <= 0) return false;
+    const std::int64_t size = prefill_size_.load(std::memory_order_relaxed);
+    insert = size < low || (size <= high && prefill_mix_.draw(st.rng.next()) == op_insert);
+    return true;
+  }
+
+  void prefill_update(int tid, ThreadState& st, bool insert) {
+    const Key k = static_cast<Key>(1 + uniform_below(st.rng, cfg_.key_range));
+    if (insert) {
+      if (set_->insert(tid, k, k)) {
+        st.key_sum += k;
+        ++st.size;
+        prefill_size_.fetch_add(1, std::memory_order_relaxed);
+      }
+    } else if (set_->erase(tid, k)) {
+      st.key_sum -= k;
+      --st.size;
+      prefill_size_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    ++st.prefill_ops;
+  }
+
+  struct ProbeResult {
+    std::uint64_t probes = 0, mismatches = 0;
+    Key first_bad{};
+  };
+
+  // contains() must agree with for_each_key(): every key when the range is small, else a
+  // sample of present keys plus random keys. A `contains` that lies is caught here.
+  ProbeResult probe_contains() {
+    constexpr std::uint64_t budget = 1u << 20;
+    std::vector<Key> probes;
+    if (cfg_.key_range <= budget) {
+      probes.resize(cfg_.key_range);
+      for (std::uint64_t k = 0; k < cfg_.key_range; ++k) probes[k] = static_cast<Key>(k + 1);
+    } else {
+      std::uint64_t seen = 0;
+      set_->for_each_key([&](Key k) {
+        if (seen++ % 7 == 0 && probes.size() < budget / 2) probes.push_back(k);
+      });
+      Xoshiro256StarStar rng;
+      rng.seed(cfg_.seed);
+      while (probes.size() < budget) probes.push_back(static_cast<Key>(1 + uniform_below(rng, cfg_.key_range)));
+      std::sort(probes.begin(), probes.end());
+      probes.erase(std::unique(probes.begin(), probes.end()), probes.end());
+    }
+    std::vector<char> present(probes.size(), 0);
+    set_->for_each_key([&](Key k) {
+      const auto it = std::lower_bound(probes.begin(), probes.end(), k);
+      if (it != probes.end() && *it == k) present[it - probes.begin()] = 1;
+    });
+    ProbeResult r;
+    r.probes = probes.size();
+    for (std::size_t i = 0; i < probes.size(); ++i) {
+      if (set_->contains(0, probes[i]) != static_cast<bool>(present[i])) {
+        if (r.mismatches++ == 0) r.first_bad = probes[i];
+      }
+    }
+    return r;
+  }
+
+  const Config& cfg_;
+  Recorder recorder_;
+  std::unique_ptr<S> set_;
+  KeyDistribution keys_;
+  OpMix update_mix_, prefill_mix_;
+  std::vector<Padded<ThreadState>> states_;
+
+  const std::int64_t target_size_, tolerance_;
+  // Prefill coordination. All relaxed: they only steer which operation a thread runs next
+  // (a stale read costs an extra insert or delete, which thread 0's correction absorbs);
+  // the barrier after prefill publishes the structure and every count to all threads.
+  alignas(false_sharing_range) std::atomic<std::int64_t> prefill_size_{0};  // exact while prefilling
+  alignas(false_sharing_range) std::atomic<std::int64_t> aging_left_{0};
+  alignas(false_sharing_range) std::atomic<bool> prefill_done_{false};
+  std::atomic<bool> prefill_grown_{false};
+  PrefillDeadline deadline_;
+};
+
+}  // namespace cdsb::bench
