@@ -22,7 +22,10 @@ build-tsan: deps
 	@cmake -S . -B build-tsan $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCDSBENCH_SANITIZE=tsan >/dev/null
 	@cmake --build build-tsan
 
-test: build build-asan build-tsan
+# The three trees build at once, so that one tree's last and longest units never leave a core
+# idle (-Oline keeps each line of output whole).
+test:
+	@$(MAKE) --no-print-directory -j3 -Oline build build-asan build-tsan
 	@scripts/run-tests
 
 demo: build
@@ -32,18 +35,20 @@ demo: build
 bench-overhead: build
 	@scripts/bench-overhead
 
-# Reclaimers and allocation policies: guard cost, list throughput, memory boundedness (Markdown).
+# The experiments behind docs/results-*.md, through the runner (resumable: the same command goes
+# on where it stopped; results, database and report in results/NAME/). Each experiment's
+# docstring names the CDSBENCH_* variables that shrink it.
+# Reclaimers and allocation policies: guard cost, list throughput, memory boundedness (~9 min).
 bench-reclaim: build
-	@scripts/bench-reclaim
+	@.venv/bin/cdsbench-run experiments/reclaim.py --out docs/results-reclaim.md
 
-# Node Replication and the black-box baselines: the grid of issue 8 -> docs/results-nr.md.
+# Node Replication and the black-box baselines: the grid of issue 8 (~15-20 min on 2 cores).
 bench-nr: build
-	@scripts/bench-nr
+	@.venv/bin/cdsbench-run experiments/nr.py --out docs/results-nr.md
 
-# The BSTs beside libcds's and oneTBB's structures: the runs of issues 5 and 6 -> docs/results-bst.md
-# (hours on 2 cores; scripts/bench-bst --help measures one run or shrinks it).
+# The BSTs beside libcds's and oneTBB's structures: the parts of issues 5 and 6 (~6 hours on 2 cores).
 bench-bst: build
-	@for run in external internal sizes; do scripts/bench-bst --run $$run || exit 1; done
+	@.venv/bin/cdsbench-run experiments/bst.py --out docs/results-bst.md
 
 clean:
 	rm -rf build build-asan build-tsan

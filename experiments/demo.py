@@ -8,9 +8,7 @@ cores; with more structures registered than that allows, the trials are shortene
 below 100 ms) and the report says how long they were.
 CDSBENCH_DEMO_TRIAL_MS=1000 forces 1 s trials whatever it costs. Report: results/demo/index.html.
 """
-import os
-
-from cdsbench.experiment import Bar, Experiment, Heatmap, Histogram, Line, registered_structures
+from cdsbench.experiment import Bar, Experiment, Heatmap, Histogram, Line, env, registered_structures
 
 TRIALS = 3
 THREADS = [1, 2, 4]
@@ -21,9 +19,9 @@ OVERHEAD_S = 0.15  # per run besides the measured phase: process start, prefill,
 
 def trial_ms(grid) -> int:
     """1000 ms, or less so that every run fits in BUDGET_S."""
-    forced = os.environ.get("CDSBENCH_DEMO_TRIAL_MS")
+    forced = env("CDSBENCH_DEMO_TRIAL_MS", 0, minimum=1)
     if forced:
-        return int(forced)
+        return forced
     runs = len(grid["ds"]) * len(grid["threads"]) * len(grid["updates"]) * TRIALS
     ms = int((BUDGET_S / runs - OVERHEAD_S) * 1000) // 50 * 50
     return max(100, min(1000, ms))

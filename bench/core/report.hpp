@@ -8,12 +8,14 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "bench/core/latency.hpp"
 #include "bench/core/perf_counters.hpp"
+#include "cdsbench/platform/topology.hpp"
 #include "cdsbench/platform/user_stats.hpp"
 
 namespace cdsb::bench {
@@ -37,12 +39,28 @@ void put_stats(Json& j, const StatsReport& stats);
 // one. False (and path untouched) when any step fails.
 bool write_file_atomically(const std::string& path, const std::string& content);
 
-// The process's RSS at a run's phases (P8); each nullopt where the kernel gives none.
-struct MemoryFigures {
-  std::optional<std::uint64_t> start, after_prefill, end, peak;
+// The process's RSS through a run's phases (P8, P11): at the start, after each named phase, at
+// the end, and the run's own peak. The peak is the run's when the kernel lets it be reset at
+// the start (reset_peak_rss), else unavailable: it would be the process's. Every figure is
+// `unavailable` when disabled or unreadable.
+class MemoryPhases {
+ public:
+  explicit MemoryPhases(bool enabled);
+  void after(std::string phase);  // rss_after_<phase>_bytes
+  void end();                     // rss_end_bytes, peak_rss_bytes
+  // rss_start_bytes, rss_after_<phase>_bytes for each phase in order, rss_end_bytes, peak_rss_bytes.
+  void put(Json& j) const;
+
+ private:
+  std::optional<std::uint64_t> read() const;
+  bool enabled_, peak_is_runs_;
+  std::optional<std::uint64_t> start_, end_, peak_;
+  std::vector<std::pair<std::string, std::optional<std::uint64_t>>> after_;
 };
-// rss_start_bytes, rss_after_prefill_bytes, rss_end_bytes, peak_rss_bytes (or `unavailable`).
-void put_memory(Json& j, const MemoryFigures& memory);
+
+// The machine block every report starts with: machine_* (CPU model, CPUs, cores, NUMA nodes,
+// packages, kernel, hostname, PMU), git_commit and compiler.
+Json machine_json(const Topology& topology);
 
 // latency_<op>_samples and its p50/p90/p99/p99_9 (ns), and the op's non-empty buckets into
 // histograms[op]; nothing when no operation of the type was sampled.

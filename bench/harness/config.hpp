@@ -6,13 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "bench/core/thread_team.hpp"
 #include "cdsbench/random/any_generator.hpp"
 #include "cdsbench/random/distributions.hpp"
 
 namespace cdsb::bench {
 
 enum class PrefillMode { steady, insert_only, none };
-enum class PinMode { none, compact, scatter, list };
 
 struct Config {
   std::string ds;
@@ -52,10 +52,11 @@ struct Config {
   bool list = false;
 
   int total_threads() const { return threads + rq_threads; }
+  // The measurement core's view: every thread, update threads first (bench/core/thread_team.hpp).
+  TeamSetup team_setup() const { return {total_threads(), pin, pin_cpus, process_figures}; }
   double search_pct() const { return 100.0 - insert_pct - delete_pct - rq_pct; }
 };
 
 const char* prefill_mode_name(PrefillMode);
-const char* pin_mode_name(PinMode);
 
 }  // namespace cdsb::bench

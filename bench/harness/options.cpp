@@ -22,16 +22,6 @@ const char* prefill_mode_name(PrefillMode m) {
   return "?";
 }
 
-const char* pin_mode_name(PinMode m) {
-  switch (m) {
-    case PinMode::none: return "none";
-    case PinMode::compact: return "compact";
-    case PinMode::scatter: return "scatter";
-    case PinMode::list: return "list";
-  }
-  return "?";
-}
-
 namespace {
 
 double parse_number(const std::string& option, const std::string& text, double min, double max,

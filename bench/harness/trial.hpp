@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <barrier>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -26,6 +25,7 @@
 #include "bench/core/machine_info.hpp"
 #include "bench/core/perf_counters.hpp"
 #include "bench/core/report.hpp"
+#include "bench/core/thread_team.hpp"
 #include "bench/harness/config.hpp"
 #include "bench/harness/trial_context.hpp"
 #include "bench/workloads/workload.hpp"
@@ -56,32 +56,32 @@ std::uint64_t measured_loop(W& workload, int tid, typename W::ThreadState& st, c
   return ops;
 }
 
-// What one thread measured, on its own cache lines.
+// What one thread's measured loop gave besides the team's figures, on its own cache lines.
 template <int OpTypes>
 struct alignas(false_sharing_range) ThreadResult {
   using Histograms = std::array<LatencyHistogram, OpTypes>;
-  std::uint64_t ops = 0, start_ns = 0, end_ns = 0;
-  std::optional<ThreadCounters> counters;
+  std::uint64_t ops = 0;
   std::unique_ptr<Histograms> latency;  // only when sampling (P11)
-  bool pinned = false;
 };
 
 // Throughput: update threads over the span from the first start to the last end; the
 // dedicated range-query threads apart (P10).
 template <int OpTypes>
-void report_throughput(Json& j, const Config& cfg, const std::vector<ThreadResult<OpTypes>>& results) {
+void report_throughput(Json& j, const Config& cfg, const std::vector<ThreadResult<OpTypes>>& results,
+                       const std::vector<ThreadFigures>& figures) {
   std::uint64_t first_start = UINT64_MAX, last_end = 0, update_ops = 0, rq_thread_ops = 0;
   double thread_min = 0, thread_max = 0;
   for (int tid = 0; tid < static_cast<int>(results.size()); ++tid) {
     const auto& r = results[tid];
-    first_start = std::min(first_start, r.start_ns);
-    last_end = std::max(last_end, r.end_ns);
+    const auto& f = figures[tid];
+    first_start = std::min(first_start, f.start_ns);
+    last_end = std::max(last_end, f.end_ns);
     if (tid >= cfg.threads) {
       rq_thread_ops += r.ops;
       continue;
     }
     update_ops += r.ops;
-    const double secs = static_cast<double>(std::max<std::uint64_t>(r.end_ns - r.start_ns, 1)) / 1e9;
+    const double secs = static_cast<double>(std::max<std::uint64_t>(f.end_ns - f.start_ns, 1)) / 1e9;
     const double rate = static_cast<double>(r.ops) / secs;
     thread_min = tid == 0 ? rate : std::min(thread_min, rate);
     thread_max = tid == 0 ? rate : std::max(thread_max, rate);
@@ -116,101 +116,82 @@ void report_latency(Json& j, const std::vector<ThreadResult<W::op_type_count>>& 
 
 // Hardware and software counters per operation, summed over all measuring threads.
 template <int OpTypes>
-void report_counters(Json& j, const std::vector<ThreadResult<OpTypes>>& results) {
+void report_counters(Json& j, const std::vector<ThreadResult<OpTypes>>& results, const std::vector<ThreadFigures>& figures) {
   PerfTotals totals;
   std::uint64_t ops = 0;
-  for (const auto& r : results) {
-    totals.add(*r.counters);
-    ops += r.ops;
+  for (std::size_t tid = 0; tid < results.size(); ++tid) {
+    totals.add(*figures[tid].counters);
+    ops += results[tid].ops;
   }
-  put_counters(j, totals, *results[0].counters, ops);
+  put_counters(j, totals, *figures[0].counters, ops);
 }
 
 template <Workload W>
 TrialOutcome run_trial(W& workload, const TrialContext& ctx) {
   const Config& cfg = ctx.config;
-  const int n = cfg.total_threads();
   using Result = ThreadResult<W::op_type_count>;
-  std::vector<Result> results(n);
+  std::vector<Result> results(cfg.total_threads());
 
-  std::barrier sync(n + 1);  // the workers and this thread
   // Relaxed is enough for the stop flag and the running count: they carry no data. What the
   // workers wrote is published to this thread by join(), and the barriers order the phases.
   std::atomic<bool> stop{false};
   std::atomic<int> update_threads_running{cfg.threads};
   const std::uint64_t per_thread_ops = cfg.ops ? *cfg.ops / cfg.threads : UINT64_MAX;
   const std::uint64_t ops_remainder = cfg.ops ? *cfg.ops % cfg.threads : 0;
+  MemoryPhases memory(cfg.process_figures);
 
-  const bool measure = cfg.process_figures;
-  // The peak is the trial's own when the kernel lets it be reset now, else unavailable (it
-  // would be the process's).
-  const bool peak_is_trials = measure && reset_peak_rss();
-  const auto rss = [measure] { return measure ? current_rss_bytes() : std::nullopt; };
-  MemoryFigures memory;
-  memory.start = rss();
-
-  auto worker = [&](int tid) {
+  workload.prefill_begin();  // the team's first barrier publishes what it sets to the workers
+  ThreadTeam team(ctx.topology, ctx.thread_cpus, cfg.process_figures);
+  team.start([&](int tid) {
     Result& r = results[tid];
-    if (ctx.thread_cpus[tid] >= 0) r.pinned = ctx.topology.pin_current_thread(ctx.thread_cpus[tid]);
-    if (measure) r.counters.emplace();  // opened by the thread it counts
     if (cfg.latency_sample) r.latency = std::make_unique<typename Result::Histograms>();
     auto& st = workload.state(tid);
     workload.thread_start(tid);
-    sync.arrive_and_wait();  // 1: everyone started
+    team.sync();  // 1: everyone started
     workload.prefill(tid, st);
-    sync.arrive_and_wait();  // 2: parallel prefill done
+    team.sync();  // 2: parallel prefill done
     if (tid == 0) workload.prefill_correct(tid, st);
-    sync.arrive_and_wait();  // 3: prefill complete
-    sync.arrive_and_wait();  // 4: start the measured phase
+    team.sync();  // 3: prefill complete
+    team.sync();  // 4: start the measured phase
 
     const bool update_thread = tid < cfg.threads;
     const std::uint64_t limit = update_thread ? per_thread_ops + (static_cast<std::uint64_t>(tid) < ops_remainder)
                                               : UINT64_MAX;  // range-query threads run until the update threads stop
-    if (measure) r.counters->start();
-    r.start_ns = now_ns();
+    team.begin_measured(tid);
     r.ops = measured_loop(workload, tid, st, stop, limit, cfg.latency_sample, r.latency.get());
-    r.end_ns = now_ns();
-    if (measure) r.counters->stop();
+    team.end_measured(tid);
     // With --ops, the last update thread to finish stops the range-query threads.
     if (update_thread && update_threads_running.fetch_sub(1, std::memory_order_relaxed) == 1)
       stop.store(true, std::memory_order_relaxed);
     workload.thread_finish(tid);
-  };
+  });
 
-  std::vector<std::thread> threads;
-  threads.reserve(n);
-  for (int tid = 0; tid < n; ++tid) threads.emplace_back(worker, tid);
-
-  workload.prefill_begin();  // the barrier publishes what it sets to the workers
   const std::uint64_t prefill_begin = now_ns();
-  sync.arrive_and_wait();  // 1
-  sync.arrive_and_wait();  // 2
-  sync.arrive_and_wait();  // 3
+  team.sync();  // 1
+  team.sync();  // 2
+  team.sync();  // 3
   const double prefill_ms = static_cast<double>(now_ns() - prefill_begin) / 1e6;
-  memory.after_prefill = rss();
+  memory.after("prefill");
   const bool prefill_failed = workload.prefill_failed();
   if (prefill_failed) stop.store(true, std::memory_order_relaxed);  // measure nothing
-  sync.arrive_and_wait();  // 4
+  team.sync();  // 4
   if (!cfg.ops && !prefill_failed) {
     std::this_thread::sleep_for(std::chrono::milliseconds(cfg.duration_ms));
     stop.store(true, std::memory_order_relaxed);
   }
-  for (auto& t : threads) t.join();
-  memory.end = rss();
-  if (peak_is_trials) memory.peak = peak_rss_bytes();
+  team.join();
+  memory.end();
 
   TrialOutcome out;
   Json& j = out.report;
   j["trial"] = ctx.trial;
   j["trial_seed"] = ctx.trial_seed;
   j["prefill_time_ms"] = prefill_ms;
-  report_throughput(j, cfg, results);
-  int unpinned = 0;
-  for (int tid = 0; tid < n; ++tid) unpinned += ctx.thread_cpus[tid] >= 0 && !results[tid].pinned;
-  j["pin_failures"] = unpinned;
+  report_throughput(j, cfg, results, team.figures());
+  j["pin_failures"] = team.pin_failures();
   if (cfg.latency_sample) report_latency<W>(j, results);
-  put_memory(j, memory);
-  if (measure) report_counters(j, results);
+  memory.put(j);
+  if (cfg.process_figures) report_counters(j, results, team.figures());
   workload.report_prefill(j);
   if (prefill_failed) {
     out.status = TrialStatus::prefill_timeout;
@@ -225,13 +206,22 @@ TrialOutcome run_trial(W& workload, const TrialContext& ctx) {
 }
 
 // A trial of a workload it builds and destroys: the structure's teardown (freeing every node)
-// is part of what a user waits for between trials, so it is timed too.
+// is part of what a user waits for between trials, so it is timed. After the process's last
+// trial a release build leaves the nodes to the process's exit, which returns the memory at
+// once; sanitizer builds always free them, so LeakSanitizer checks that teardown frees all.
 template <Workload W>
 TrialOutcome run_owned_trial(const TrialContext& ctx) {
   auto workload = std::make_unique<W>(ctx);
   TrialOutcome out = run_trial(*workload, ctx);
+  if (ctx.last_in_process && !built_with_sanitizer) {
+    static_cast<void>(workload.release());
+    out.report["teardown"] = "process_exit";
+    out.report["teardown_time_ms"] = 0.0;
+    return out;
+  }
   const std::uint64_t teardown_begin = now_ns();
   workload.reset();
+  out.report["teardown"] = "freed";
   out.report["teardown_time_ms"] = static_cast<double>(now_ns() - teardown_begin) / 1e6;
   return out;
 }

@@ -21,7 +21,14 @@ struct TrialContext {
   const std::vector<int>& thread_cpus;  // os index per thread; -1 = not pinned
   int trial = 0;
   std::uint64_t trial_seed = 0;
+  bool last_in_process = false;  // nothing runs after it but the report (run_owned_trial)
 };
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool built_with_sanitizer = true;
+#else
+inline constexpr bool built_with_sanitizer = false;
+#endif
 
 enum class TrialStatus { ok, validation_failed, prefill_timeout };
 

@@ -12,6 +12,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -246,14 +247,36 @@ class SetWorkload {
     }
     j["range_query_keys_returned"] = rq_keys;
 
+    // The structure's own invariant walk runs on a thread of its own beside the traversal when
+    // the set is large: both only read the quiescent structure, and the user waits for
+    // validation after every trial. The contains sample waits for both: a contains enters the
+    // reclaimer, which may free retired nodes and count them, while a walk may read the counts.
+    std::future<std::string> invariant_check;
+    if constexpr (HasInvariantCheck<S>) {
+      const auto policy = expected_size >= parallel_validation_size ? std::launch::async : std::launch::deferred;
+      invariant_check = std::async(policy, [this] { return set_->check_invariants(); });
+    }
+
+    // One traversal gives the key sum, the size, the keys outside the range, the search depths
+    // (trees: for_each_key_depth visits the same keys) and the truth for the contains sample.
+    ContainsSample sample = draw_contains_sample(expected_size);
     std::string error;
-    std::uint64_t actual_sum = 0, out_of_range = 0;
+    std::uint64_t actual_sum = 0, out_of_range = 0, depth_sum = 0, deepest = 0;
     std::int64_t actual_size = 0;
-    set_->for_each_key([&](Key k) {
+    auto visit = [&](Key k) {
       actual_sum += k;
-      ++actual_size;
       out_of_range += k < 1 || k > cfg_.key_range;
-    });
+      sample.saw(k, actual_size++);
+    };
+    if constexpr (HasSearchDepths<S>) {
+      set_->for_each_key_depth([&](Key k, std::size_t depth) {
+        visit(k);
+        depth_sum += depth;
+        deepest = std::max<std::uint64_t>(deepest, depth);
+      });
+    } else {
+      set_->for_each_key(visit);
+    }
     j["expected_key_sum"] = expected_sum;
     j["actual_key_sum"] = actual_sum;
     j["expected_size"] = expected_size;
@@ -264,29 +287,29 @@ class SetWorkload {
 
     std::string invariants = "not provided";
     if constexpr (HasInvariantCheck<S>) {
-      invariants = set_->check_invariants();
+      invariants = invariant_check.get();
       if (!invariants.empty() && error.empty()) error = "invariant violated: " + invariants;
       if (invariants.empty()) invariants = "ok";
+    }
+
+    std::uint64_t mismatches = 0;
+    Key first_bad{};
+    for (std::size_t i = 0; i < sample.keys.size(); ++i) {
+      if (set_->contains(0, sample.keys[i]) != static_cast<bool>(sample.present[i]) && mismatches++ == 0)
+        first_bad = sample.keys[i];
     }
     j["invariants"] = invariants;
     if constexpr (requires { S::node_bytes; }) j["node_bytes"] = S::node_bytes;
     if constexpr (HasSearchDepths<S>) {
       // The tree's shape: nodes a search for a present key reads (why a balanced tree is or
       // is not faster; see docs/results-bst.md).
-      std::uint64_t keys = 0, depth_sum = 0, deepest = 0;
-      set_->for_each_key_depth([&](Key, std::size_t depth) {
-        ++keys;
-        depth_sum += depth;
-        deepest = std::max<std::uint64_t>(deepest, depth);
-      });
-      j["search_depth_mean"] = keys ? static_cast<double>(depth_sum) / static_cast<double>(keys) : 0.0;
+      j["search_depth_mean"] = actual_size ? static_cast<double>(depth_sum) / static_cast<double>(actual_size) : 0.0;
       j["search_depth_max"] = deepest;
     }
     // Reclamation and the structure's own counters, since construction (prefill included).
     if constexpr (requires(const S& s) { { s.stats() } -> std::same_as<StatsReport>; }) put_stats(j, set_->stats());
 
-    const auto [probes, mismatches, first_bad] = probe_contains();
-    j["contains_probes"] = probes;
+    j["contains_probes"] = sample.keys.size();
     j["contains_mismatches"] = mismatches;
     if (mismatches && error.empty())
       error = "contains(" + std::to_string(first_bad) + ") disagrees with the set's contents";
@@ -323,43 +346,53 @@ class SetWorkload {
     ++st.prefill_ops;
   }
 
-  struct ProbeResult {
-    std::uint64_t probes = 0, mismatches = 0;
-    Key first_bad{};
-  };
+  // The keys whose contains() must agree with the traversal: every key of a small range;
+  // else sample_size random keys of the range (their truth read off the traversal by binary
+  // search) and about sample_size of the keys the traversal visits (present by definition).
+  // Bounded, so validation costs one traversal plus 2 * sample_size searches at any size.
+  static constexpr std::uint64_t sample_size = 1u << 13;
+  static constexpr std::int64_t parallel_validation_size = 1 << 16;  // smaller sets: one thread
+  struct ContainsSample {
+    std::vector<Key> keys;      // random keys first (sorted), then visited keys
+    std::vector<char> present;  // per key: seen by the traversal
+    std::size_t random = 0;     // how many of keys are the sorted random ones
+    std::int64_t stride = 1;    // every stride-th visited key joins the sample
+    bool exhaustive = false;    // keys[i] == i + 1 for every key of the range
 
-  // contains() must agree with for_each_key(): every key when the range is small, else a
-  // sample of present keys plus random keys. A `contains` that lies is caught here.
-  ProbeResult probe_contains() {
-    constexpr std::uint64_t budget = 1u << 20;
-    std::vector<Key> probes;
-    if (cfg_.key_range <= budget) {
-      probes.resize(cfg_.key_range);
-      for (std::uint64_t k = 0; k < cfg_.key_range; ++k) probes[k] = static_cast<Key>(k + 1);
-    } else {
-      std::uint64_t seen = 0;
-      set_->for_each_key([&](Key k) {
-        if (seen++ % 7 == 0 && probes.size() < budget / 2) probes.push_back(k);
-      });
-      Xoshiro256StarStar rng;
-      rng.seed(cfg_.seed);
-      while (probes.size() < budget) probes.push_back(static_cast<Key>(1 + uniform_below(rng, cfg_.key_range)));
-      std::sort(probes.begin(), probes.end());
-      probes.erase(std::unique(probes.begin(), probes.end()), probes.end());
-    }
-    std::vector<char> present(probes.size(), 0);
-    set_->for_each_key([&](Key k) {
-      const auto it = std::lower_bound(probes.begin(), probes.end(), k);
-      if (it != probes.end() && *it == k) present[it - probes.begin()] = 1;
-    });
-    ProbeResult r;
-    r.probes = probes.size();
-    for (std::size_t i = 0; i < probes.size(); ++i) {
-      if (set_->contains(0, probes[i]) != static_cast<bool>(present[i])) {
-        if (r.mismatches++ == 0) r.first_bad = probes[i];
+    void saw(Key k, std::int64_t index) {
+      if (exhaustive) {
+        if (k >= 1 && k <= keys.size()) present[k - 1] = 1;
+        return;
+      }
+      const auto end = keys.begin() + static_cast<std::ptrdiff_t>(random);
+      const auto it = std::lower_bound(keys.begin(), end, k);
+      if (it != end && *it == k) present[it - keys.begin()] = 1;
+      if (index % stride == 0 && keys.size() < random + sample_size) {
+        keys.push_back(k);
+        present.push_back(1);
       }
     }
-    return r;
+  };
+
+  ContainsSample draw_contains_sample(std::int64_t expected_size) const {
+    ContainsSample s;
+    if (cfg_.key_range <= 2 * sample_size) {
+      s.exhaustive = true;
+      s.keys.resize(cfg_.key_range);
+      for (std::uint64_t k = 0; k < cfg_.key_range; ++k) s.keys[k] = static_cast<Key>(k + 1);
+      s.present.assign(s.keys.size(), 0);
+      return s;
+    }
+    Xoshiro256StarStar rng;
+    rng.seed(cfg_.seed);
+    s.keys.reserve(2 * sample_size);
+    for (std::uint64_t i = 0; i < sample_size; ++i) s.keys.push_back(static_cast<Key>(1 + uniform_below(rng, cfg_.key_range)));
+    std::sort(s.keys.begin(), s.keys.end());
+    s.keys.erase(std::unique(s.keys.begin(), s.keys.end()), s.keys.end());
+    s.random = s.keys.size();
+    s.present.assign(s.random, 0);
+    s.stride = std::max<std::int64_t>(1, expected_size / static_cast<std::int64_t>(sample_size));
+    return s;
   }
 
   const Config& cfg_;

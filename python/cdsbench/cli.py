@@ -1,8 +1,9 @@
 """cdsbench-run EXPERIMENT.py [STEP ...]: the experiment runner's command line.
 
 Steps, run in this order whichever order they are given: build (the harness), run (the sweep,
-resumable), database (results.db from the runs), plots (SVG + PNG), site (the HTML report).
-No step named: all five, unless --query or --export alone was asked for.
+resumable), database (results.db from the runs), plots (SVG + PNG), markdown (the experiment's
+page, from results.db), site (the HTML report). No step named: all six, unless --query or
+--export alone was asked for.
 
 Exit status: 0 done (failed runs are results: they are in the report), 1 the build failed,
 2 bad input (one line on stderr naming what is wrong and what is allowed), 130 interrupted
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -21,7 +23,7 @@ from pathlib import Path
 from . import experiment as experiment_mod
 from .errors import UsageError
 
-STEPS = ("build", "run", "database", "plots", "site")
+STEPS = ("build", "run", "database", "plots", "markdown", "site")
 
 
 class Parser(argparse.ArgumentParser):
@@ -34,7 +36,7 @@ def parser() -> Parser:
                formatter_class=argparse.RawDescriptionHelpFormatter,
                epilog="Steps: " + ", ".join(STEPS) + " (default: all). Report: RESULTS/EXPERIMENT/index.html.")
     p.add_argument("experiment", metavar="EXPERIMENT.py", help="experiment file, e.g. experiments/demo.py")
-    p.add_argument("steps", metavar="STEP", nargs="*", help="build, run, database, plots, site, or all")
+    p.add_argument("steps", metavar="STEP", nargs="*", help="build, run, database, plots, markdown, site, or all")
     p.add_argument("--query", metavar="SQL", help="print the result of one SQL query over results.db as a table")
     p.add_argument("--export", metavar="FORMAT", help="csv: every table to RESULTS/EXPERIMENT/export/*.csv "
                                                       "(with --query: the query's result as CSV on stdout)")
@@ -45,6 +47,8 @@ def parser() -> Parser:
     p.add_argument("--timeout", metavar="SECONDS", help="per-run timeout, instead of the experiment's")
     p.add_argument("--trials", metavar="N", help="trials per point, instead of the experiment's")
     p.add_argument("--fresh", action="store_true", help="discard the experiment's earlier runs before running")
+    p.add_argument("--out", metavar="PATH", help="the markdown step's page (default: RESULTS/EXPERIMENT/results.md), "
+                                                 "e.g. docs/results-bst.md")
     return p
 
 
@@ -109,6 +113,24 @@ class BuildFailed(Exception):
     pass
 
 
+def reproduce_command(loaded, args, harness: Path) -> str:
+    """The command line that makes these runs again: the settings the experiment read from the
+    environment, then the runner with the options that change the runs (the page shows it)."""
+    words = [f"{name}={shlex.quote(value)}" for name, value in loaded.env.items()]
+    try:
+        exp_file = str(loaded.path.relative_to(loaded.root))
+    except ValueError:
+        exp_file = str(loaded.path)
+    words += [".venv/bin/cdsbench-run", shlex.quote(exp_file)]
+    if args.trials is not None:
+        words += ["--trials", args.trials]
+    if args.timeout is not None:
+        words += ["--timeout", args.timeout]
+    if loaded.experiment.command is None and harness != (loaded.root / loaded.experiment.harness).resolve():
+        words += ["--harness", shlex.quote(str(harness))]
+    return " ".join(words)
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         return _main(sys.argv[1:] if argv is None else argv)
@@ -141,6 +163,12 @@ def _main(argv: list[str]) -> int:
     if not steps and args.query is None and args.export is None:
         steps = list(STEPS)
     steps = [s for s in STEPS if s in steps]
+    if args.out is not None and "markdown" not in steps:
+        raise UsageError("--out: only with the markdown step (allowed: e.g. "
+                         f"`cdsbench-run {args.experiment} markdown --out docs/results-X.md`, or no step: all)")
+    out = Path(args.out).resolve() if args.out is not None else None
+    if out is not None and (out.is_dir() or out.suffix != ".md"):
+        raise UsageError(f"--out: {args.out!r} is not allowed (allowed: a Markdown file path ending in .md)")
     trials = _positive("--trials", args.trials, int) if args.trials is not None else None
     timeout = _positive("--timeout", args.timeout, float) if args.timeout is not None else None
 
@@ -184,13 +212,17 @@ def _main(argv: list[str]) -> int:
             if "database" in steps:
                 from . import database
 
-                info = database.build(loaded, plan, results_dir)
+                info = database.build(loaded, plan, results_dir, reproduce_command(loaded, args, harness))
                 log(f"database: {show(info['path'])}: {info['runs']} of {info['planned']} runs "
                     f"({info['ok']} ok), {info['warnings']} warnings")
             if "plots" in steps:
                 from . import plots
 
                 plots.draw(loaded, plan, results_dir, log=lambda m: log(m.replace(str(results_dir / 'plots'), show(results_dir / 'plots'))))
+            if "markdown" in steps:
+                from . import markdown
+
+                log(f"markdown: {show(markdown.write(loaded, results_dir, out))}")
             if "site" in steps:
                 from . import site
                 from .database import connect_readonly

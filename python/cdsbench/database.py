@@ -3,7 +3,8 @@ directories at each database step.
 
 Tables:
 - ``runs``: one row per run. Runner columns (``run_id``, ``run_key``, ``point_id``, ``run_trial``,
-  ``run_status``, ``run_exit_code``, ``run_wall_s``, ``run_started_at``, ``run_command``,
+  ``run_status``, ``run_exit_code``, ``run_wall_s``, ``run_started_at``, ``run_load_avg`` (the
+  1-minute load average as the run began), ``run_command``,
   ``run_stderr``, ...), then one column per grid parameter, then one typed column per key the
   harness printed (the schema is made from the outputs themselves: a key the harness adds
   tomorrow is a column tomorrow), then the experiment's derived columns.
@@ -13,7 +14,10 @@ Tables:
 - ``summary`` (a view): points with the stats of the experiment's metric.
 - ``warnings``: category, message, run and point.
 - ``histograms``: the buckets of each run's JSON histograms (e.g. ``latency_histogram_ns``).
-- ``columns``: every column of ``runs`` with its type and source; ``meta``: about the experiment.
+- ``structures``: the harness's registry as the plan read it (name, kind, library, method,
+  sequential, description, layout, and the whole entry as JSON), when the grid reads it.
+- ``columns``: every column of ``runs`` with its type and source; ``meta``: about the experiment
+  (``command``: the command line that makes these runs again).
 """
 from __future__ import annotations
 
@@ -27,7 +31,7 @@ from pathlib import Path
 from . import checks, stats
 from .experiment import Loaded, MissingColumn, Plan, Run, command_line, format_value
 from .parse import SENTINELS, HarnessOutput, parse_run
-from .runner import classify, plan_fingerprint
+from .status import classify, plan_fingerprint
 
 INT64 = (-(2**63), 2**63 - 1)
 STDERR_KEEP = 4000
@@ -35,7 +39,7 @@ STDERR_KEEP = 4000
 RUNNER_COLUMNS = [
     ("run_id", "INTEGER"), ("run_key", "TEXT"), ("point_id", "INTEGER"), ("run_trial", "INTEGER"),
     ("run_status", "TEXT"), ("run_exit_code", "INTEGER"), ("run_wall_s", "REAL"),
-    ("run_started_at", "TEXT"), ("run_command", "TEXT"), ("run_stderr", "TEXT"),
+    ("run_started_at", "TEXT"), ("run_load_avg", "REAL"), ("run_command", "TEXT"), ("run_stderr", "TEXT"),
     ("run_output_source", "TEXT"), ("run_problems", "TEXT"), ("run_dir", "TEXT"),
 ]
 RUNNER_NAMES = {name for name, _ in RUNNER_COLUMNS}
@@ -110,8 +114,9 @@ def read_run(run: Run, runs_dir: Path) -> RunData | None:
     return RunData(run=run, record=record, output=output, stderr=stderr)
 
 
-def build(loaded: Loaded, plan: Plan, results_dir: Path) -> dict:
-    """Builds results.db from the plan's run directories; returns counts for the caller."""
+def build(loaded: Loaded, plan: Plan, results_dir: Path, command: str = "") -> dict:
+    """Builds results.db from the plan's run directories; returns counts for the caller.
+    ``command`` is the command line that makes these runs again (kept in meta)."""
     exp = loaded.experiment
     runs_dir = results_dir / "runs"
     data: list[RunData] = []
@@ -139,6 +144,7 @@ def build(loaded: Loaded, plan: Plan, results_dir: Path) -> dict:
             "run_id": run_ids[rd.run.key], "run_key": rd.run.key, "point_id": rd.run.point_id,
             "run_trial": rd.run.trial, "run_status": status, "run_exit_code": rd.record.get("exit_code"),
             "run_wall_s": rd.record.get("wall_s"), "run_started_at": rd.record.get("started_at"),
+            "run_load_avg": rd.record.get("load_avg_1min"),
             "run_command": command_line(rd.record.get("argv", rd.run.argv)),
             "run_stderr": rd.stderr[-STDERR_KEEP:], "run_output_source": rd.output.source,
             "run_problems": "; ".join(rd.output.problems) or None, "run_dir": f"runs/{rd.run.key}",
@@ -206,6 +212,9 @@ def build(loaded: Loaded, plan: Plan, results_dir: Path) -> dict:
                     hist_rows += [(run_ids[rd.run.key], hist, name, _fits(lo), _fits(hi), _fits(n))
                                   for lo, hi, n in buckets]
         con.executemany("INSERT INTO histograms VALUES (?, ?, ?, ?, ?, ?)", hist_rows)
+        con.executemany("INSERT INTO structures VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [(e.get("name"), e.get("kind"), e.get("library"), e.get("method"), e.get("sequential"),
+                          e.get("description"), e.get("layout"), json.dumps(e)) for e in plan.registry or []])
         # Points and their statistics.
         by_point: dict[int, list[RunData]] = {}
         for rd in data:
@@ -259,6 +268,7 @@ def build(loaded: Loaded, plan: Plan, results_dir: Path) -> dict:
             "cv_threshold": exp.cv_threshold, "fairness_threshold": exp.fairness_threshold,
             "timeout_s": exp.timeout_s, "grid": json.dumps(plan.grid),
             "run_wall_s_total": round(sum(r.record.get("wall_s") or 0 for r in data), 3),
+            "command": command, "env": json.dumps(loaded.env),
         }
         con.executemany("INSERT INTO meta VALUES (?, ?)", [(k, str(v)) for k, v in meta.items()])
         con.commit()
@@ -284,6 +294,8 @@ def _write_schema(con, columns, param_names, rename, metric):
     con.execute("CREATE TABLE warnings (warning_id INTEGER PRIMARY KEY, category TEXT NOT NULL, run_id INTEGER, "
                 "point_id INTEGER, message TEXT NOT NULL)")
     con.execute("CREATE TABLE histograms (run_id INTEGER, histogram TEXT, name TEXT, lower REAL, upper REAL, count INTEGER)")
+    con.execute("CREATE TABLE structures (name TEXT PRIMARY KEY, kind TEXT, library TEXT, method TEXT, "
+                "sequential TEXT, description TEXT, layout TEXT, entry TEXT)")
     con.execute("CREATE TABLE columns (name TEXT PRIMARY KEY, type TEXT, source TEXT, position INTEGER)")
     con.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
     con.execute("CREATE VIEW summary AS SELECT points.*, stats.metric, stats.n, stats.mean, stats.median, "

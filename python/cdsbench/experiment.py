@@ -24,6 +24,7 @@ import inspect
 import itertools
 import json
 import math
+import os
 import re
 import shlex
 import subprocess
@@ -186,6 +187,34 @@ class registered_structures:  # noqa: N801 (used like a function in experiment f
         return f"registered_structures({', '.join(args)})"
 
 
+class registered_variants:  # noqa: N801 (used like a function in experiment files)
+    """The reclaimers or the allocators of registered structures' variants, as a grid value read
+    from the harness's listing like ``registered_structures()``: every value that appears among
+    the variants of the structures ``of`` selects, in registry order (a structure's default
+    first), so a reclaimer or allocator added to the registry joins the experiment. Which
+    (structure, reclaimer, allocator) points exist is the experiment's exclusion, e.g. with
+    ``STRUCTURES.entry(p["ds"])["variants"]``."""
+
+    FIELDS = ("reclaimer", "allocator")
+
+    def __init__(self, field: str, of: registered_structures):
+        if field not in self.FIELDS:
+            raise ExperimentError(f"grid: registered_variants({field!r}): not a field of a variant "
+                                  f"(allowed: {', '.join(self.FIELDS)})")
+        if not isinstance(of, registered_structures):
+            raise ExperimentError(f"grid: registered_variants(of=...): {of!r} is not a selection of structures "
+                                  "(allowed: registered_structures(...))")
+        self.field = field
+        self.of = of
+
+    def resolve(self, harness: Path) -> list[str]:
+        names = self.of.resolve(harness)
+        return list(dict.fromkeys(v[self.field] for n in names for v in self.of.entry(n).get("variants", [])))
+
+    def __repr__(self) -> str:
+        return f"registered_variants({self.field!r}, of={self.of!r})"
+
+
 def _names(what: str, value) -> list[str]:
     """A name or a list of names, as a list."""
     if isinstance(value, str):
@@ -194,6 +223,56 @@ def _names(what: str, value) -> list[str]:
         return list(value)
     raise ExperimentError(f"grid: registered_structures({what}=...): {value!r} is not allowed "
                           "(allowed: a string or a list of strings)")
+
+
+# ---------------------------------------------------------------------------------------------
+# Settings from the environment
+
+# The settings env() read for the experiment loaded last, name -> value as given: the page's
+# command repeats them. load() starts a fresh record (Loaded.env is this dict).
+_env_read: dict[str, str] = {}
+
+
+def env(name: str, default, *, kind=None, choices=None, minimum=None):
+    """A setting of the experiment from the environment: the one way to shrink or change an
+    experiment without editing it (``CDSBENCH_BST_PARTS=internal cdsbench-run experiments/bst.py``).
+    Unset or empty: ``default``. The value's type follows the default: an int, a float, a string,
+    or a list of one of them (comma-separated, ``1,2,4``; ``kind`` gives the items' type when the
+    default list is empty). ``choices`` limits the values (every item of a list), ``minimum`` the
+    numbers. A value that does not fit is a usage error naming what is allowed. What was set is
+    recorded (``Loaded.env``), so the page's command repeats it."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    many = isinstance(default, (list, tuple))
+    sample = (default[0] if default else "") if many else default
+    if kind is None:
+        kind = int if isinstance(sample, int) and not isinstance(sample, bool) else type(sample)
+    if kind not in (int, float, str):
+        raise ExperimentError(f"env({name!r}): default {default!r} is not allowed "
+                              "(allowed: an int, a float, a string or a list of one of them)")
+    what = {int: "an integer", float: "a number", str: "a word"}[kind]
+    if minimum is not None:
+        what += f" >= {minimum}"
+    if choices is not None:
+        what = "one of " + ", ".join(map(str, choices))
+    allowed = f"allowed: {what}" + (", comma-separated" if many else "")
+    items = [t.strip() for t in text.split(",")] if many else [text]
+    values = []
+    for item in items:
+        try:
+            v = kind(item)
+        except ValueError:
+            v = None
+        if (v is None or item == "" or (minimum is not None and v < minimum)
+                or (choices is not None and v not in choices)
+                or (isinstance(v, float) and not math.isfinite(v))):
+            raise ExperimentError(f"${name}: {text!r} is not allowed ({allowed})")
+        values.append(v)
+    if many and len(set(values)) != len(values):
+        raise ExperimentError(f"${name}: {text!r} lists a value twice ({allowed})")
+    _env_read[name] = text
+    return values if many else values[0]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -391,14 +470,15 @@ SETTINGS = {
     "title": None, "description": "", "grid": None, "trials": 3, "harness": "build/cdsbench",
     "fixed": None, "options": None, "command": None, "json_output": True, "seed": 1, "exclude": None,
     "validate": DEFAULT_RULES, "derived": None, "plots": None, "metric": "throughput_ops_per_s",
-    "timeout_s": 120.0, "cv_threshold": 0.10, "fairness_threshold": 0.5, "build": None,
+    "timeout_s": 120.0, "cv_threshold": 0.10, "fairness_threshold": 0.5, "build": None, "page": None,
 }
 
 
 class Experiment:
     """One experiment. Settings (keyword arguments):
 
-    - ``grid``: parameter name -> list of values (or ``registered_structures()``); required.
+    - ``grid``: parameter name -> list of values (or ``registered_structures()``,
+      ``registered_variants()``); required.
     - ``trials``: runs per grid point (3).
     - ``harness``: the binary, relative to the repository root (``build/cdsbench``).
     - ``fixed``: harness options for every run, name -> value (``key_range`` -> ``--key-range``).
@@ -418,6 +498,8 @@ class Experiment:
     - ``fairness_threshold``: warn when the slowest thread runs below this fraction of the
       fastest (0.5).
     - ``build``: commands (argv lists) of the build step (default: cmake --build of the harness).
+    - ``page``: function of the results (``cdsbench.markdown.Results``) -> the Markdown page's
+      body, written by the markdown step (default: a table of the metric per point).
     """
 
     def __init__(self, **settings):
@@ -445,7 +527,7 @@ class Experiment:
             if name in RESERVED or name.startswith(RESERVED_PREFIX):
                 raise ExperimentError(f"grid: parameter name {name!r} is reserved by the runner "
                                       f"(not allowed: {', '.join(sorted(RESERVED))}, run_*)")
-            if isinstance(values, registered_structures):
+            if isinstance(values, (registered_structures, registered_variants)):
                 continue
             if not isinstance(values, (list, tuple)) or not values:
                 raise ExperimentError(f"grid: {name!r} must be a non-empty list of values, got {values!r} "
@@ -516,6 +598,9 @@ class Experiment:
                 raise ExperimentError(f"{key}: {v!r} is not allowed (allowed: a number >= 0)")
         if not isinstance(self.metric, str):
             raise ExperimentError(f"metric: {self.metric!r} is not a column name")
+        if self.page is not None and not callable(self.page):
+            raise ExperimentError(f"page: {self.page!r} is not a function of the results "
+                                  "(allowed: def page(results): return markdown_text)")
         if self.build is not None and not (isinstance(self.build, list)
                                            and all(isinstance(c, (list, tuple)) for c in self.build)):
             raise ExperimentError("build: must be a list of commands, each a list of arguments")
@@ -537,6 +622,7 @@ class Loaded:
     root: Path
     source: str
     experiment: Experiment
+    env: dict = field(default_factory=dict)   # settings env() read: name -> value as given
 
 
 def find_root(start: Path) -> Path:
@@ -557,6 +643,8 @@ def load(path_text: str) -> Loaded:
     path = path.resolve()
     source = path.read_text(errors="replace")
     namespace = {"__file__": str(path), "__name__": f"cdsbench_experiment_{path.stem}"}
+    global _env_read
+    _env_read = {}
     try:
         code = compile(source, str(path), "exec")
         exec(code, namespace)  # noqa: S102 (an experiment file is Python by design)
@@ -571,7 +659,8 @@ def load(path_text: str) -> Loaded:
         raise UsageError(f"{path_text}: defines no EXPERIMENT ({allowed})")
     if exp.title is None:
         exp.title = path.stem
-    return Loaded(path=path, name=slug(path.stem), root=find_root(path.parent), source=source, experiment=exp)
+    return Loaded(path=path, name=slug(path.stem), root=find_root(path.parent), source=source, experiment=exp,
+                  env=_env_read)
 
 
 def _allowed_fields(exc: BaseException) -> str:
@@ -612,6 +701,7 @@ class Plan:
     labels: list[str]
     runs: list[Run] = field(default_factory=list)
     harness: Path | None = None
+    registry: list[dict] | None = None   # the harness's listing, when the grid reads it
 
 
 def format_value(v) -> str:
@@ -661,8 +751,13 @@ def make_plan(loaded: Loaded, harness: Path) -> Plan:
     exp = loaded.experiment
     where = loaded.path.name
     grid = {}
+    registry = None
     for name, values in exp.grid.items():
-        grid[name] = values.resolve(harness) if isinstance(values, registered_structures) else list(values)
+        if isinstance(values, (registered_structures, registered_variants)):
+            grid[name] = values.resolve(harness)
+            registry = (values if isinstance(values, registered_structures) else values.of).registry
+        else:
+            grid[name] = list(values)
     points, labels = [], []
     for combo in itertools.product(*grid.values()):
         point = dict(zip(grid, combo))
@@ -680,7 +775,7 @@ def make_plan(loaded: Loaded, harness: Path) -> Plan:
             labels.append(point_label(point))
     if not points:
         raise UsageError(f"{where}: grid: every point is excluded (allowed: exclusions that leave at least one point)")
-    plan = Plan(grid=grid, points=points, labels=labels, harness=harness)
+    plan = Plan(grid=grid, points=points, labels=labels, harness=harness, registry=registry)
     for pid, point in enumerate(points):
         for trial in range(exp.trials):
             if exp.command is not None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from .database import connect_readonly
 from .errors import UsageError
 
-TABLES = ("runs", "points", "stats", "warnings", "histograms", "columns", "meta")
+TABLES = ("runs", "points", "stats", "warnings", "histograms", "structures", "columns", "meta")
 FORMATS = ("csv",)
 QUERY_HELP = ("allowed: one SQL query over the tables " + ", ".join(TABLES)
               + " and the view summary, e.g. \"SELECT ds, threads, throughput_ops_per_s FROM runs\"")
@@ -76,7 +76,8 @@ def export_tables(db_path: Path, out_dir: Path, experiment_file: str) -> list[Pa
     con = open_db(db_path, experiment_file)
     paths = []
     try:
-        for table in (*TABLES, "summary"):
+        present = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+        for table in [t for t in (*TABLES, "summary") if t in present]:  # a database of an older runner too
             cur = con.execute(f"SELECT * FROM {table}")
             names = [d[0] for d in cur.description]
             path = out_dir / f"{table}.csv"

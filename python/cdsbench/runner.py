@@ -13,7 +13,6 @@ from __future__ import annotations
 import ctypes
 import datetime as dt
 import fcntl
-import hashlib
 import json
 import os
 import shutil
@@ -28,61 +27,11 @@ from pathlib import Path
 from .errors import UsageError
 from .experiment import Plan, Run, command_line
 from .parse import parse_run
-
-STATUSES = ("ok", "failed", "error", "timeout", "crashed", "malformed")
-STATUS_MEANING = {
-    "ok": "exit 0 and complete output",
-    "failed": "exit 1: a trial failed validation or its prefill timed out",
-    "error": "exit 2 or another status: the command was refused or could not start",
-    "timeout": "killed after the experiment's timeout",
-    "crashed": "killed by a signal",
-    "malformed": "exit 0 but the output is incomplete or unreadable",
-}
+from .status import classify, plan_fingerprint, plan_program
 
 
 class Interrupted(Exception):
     """The sweep was stopped (SIGINT/SIGTERM); what ran is kept, the rest runs next time."""
-
-
-def classify(exit_code: int | None, timed_out: bool, complete: bool) -> str:
-    if timed_out:
-        return "timeout"
-    if exit_code is None:
-        return "error"
-    if exit_code < 0:
-        return "crashed"
-    if exit_code == 0:
-        return "ok" if complete else "malformed"
-    if exit_code == 1:
-        return "failed"
-    return "error"
-
-
-def fingerprint(path: str | Path) -> str | None:
-    """sha256 of the program a run executes (a rebuilt harness makes earlier runs stale)."""
-    p = Path(path)
-    if not p.is_file():
-        found = shutil.which(str(path))
-        if not found:
-            return None
-        p = Path(found)
-    h = hashlib.sha256()
-    with open(p, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def plan_program(plan: Plan) -> str | None:
-    """The program whose build the runs depend on: the harness, else the command's first word."""
-    if plan.harness is not None and Path(plan.harness).is_file():
-        return str(plan.harness)
-    return plan.runs[0].argv[0] if plan.runs else None
-
-
-def plan_fingerprint(plan: Plan) -> str | None:
-    program = plan_program(plan)
-    return fingerprint(program) if program else None
 
 
 class Lock:
@@ -163,7 +112,9 @@ def execute(run: Run, runs_dir: Path, cwd: Path, timeout_s: float, json_output: 
     _write(tmp / "command.txt", f"cd {command_line([str(cwd)])} && {command_line(recorded)}\n")
     record = {"key": run.key, "point_id": run.point_id, "point": run.point, "label": run.label,
               "trial": run.trial, "argv": recorded, "cwd": str(cwd), "timeout_s": timeout_s,
-              "harness_sha256": harness_sha, "host": socket.gethostname(), "started_at": _now()}
+              "harness_sha256": harness_sha, "host": socket.gethostname(), "started_at": _now(),
+              # How busy the machine was as the run began: a page says how quiet its runs were.
+              "load_avg_1min": round(os.getloadavg()[0], 2)}
     start = time.monotonic()
     exit_code, timed_out = None, False
     with open(tmp / "stdout.txt", "wb") as out, open(tmp / "stderr.txt", "wb") as err:

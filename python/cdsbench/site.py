@@ -20,7 +20,7 @@ from .database import connect_readonly
 from .errors import UsageError
 from .experiment import Loaded, Plan, format_value
 from .export import export_tables
-from .runner import STATUS_MEANING
+from .status import STATUS_MEANING
 
 RAW_FILES = ("stdout.txt", "stderr.txt", "command.txt", "output.json", "run.json")
 RAW_LIMIT = 400_000  # characters of stdout shown inline; the file is linked whole

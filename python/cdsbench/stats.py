@@ -1,8 +1,10 @@
 """Statistics of a grid point's trials: median, mean, 95% confidence interval of the mean
-(Student's t), coefficient of variation (sample standard deviation / mean)."""
+(Student's t), coefficient of variation (sample standard deviation / mean); and two points side
+by side: the ratio or difference of their medians with a 95% bootstrap interval (``compare``)."""
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import dataclass
 
 # Two-sided 95% quantiles of Student's t, t(0.975, df), for df = 1..30.
@@ -58,3 +60,90 @@ def summarize(values) -> Summary:
     half = t975(n - 1) * stdev / math.sqrt(n)
     cv = stdev / abs(mean) if mean != 0 else None
     return Summary(n, mean, median(v), stdev, mean - half, mean + half, cv, min(v), max(v))
+
+
+# ---------------------------------------------------------------------------------------------
+# Side by side: is A different from B beyond the noise of their trials?
+
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 14  # fixed: a page rendered twice from the same database is the same page
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A against B: the ratio (or difference) of their medians, with the 95% percentile bootstrap
+    interval over the trials of both sides (each side resampled with replacement on its own).
+    ``low``/``high`` are None when a side has fewer than 2 trials: no interval, so no difference
+    can be called."""
+
+    kind: str             # "ratio" (A / B) or "difference" (A - B)
+    estimate: float
+    low: float | None
+    high: float | None
+    n_a: int
+    n_b: int
+
+    @property
+    def null(self) -> float:
+        """The value that means "no difference"."""
+        return 1.0 if self.kind == "ratio" else 0.0
+
+    @property
+    def has_ci(self) -> bool:
+        return self.low is not None
+
+    @property
+    def measurable(self) -> bool:
+        """The interval excludes "no difference": a difference the trials' noise cannot explain."""
+        return self.has_ci and not (self.low <= self.null <= self.high)
+
+    @property
+    def sign(self) -> int:
+        """+1: A measurably above B; -1: measurably below; 0: no measurable difference."""
+        if not self.measurable:
+            return 0
+        return 1 if self.low > self.null else -1
+
+    def at_least(self, k: float) -> bool:
+        """A goal "A >= k x B" is met when the interval's lower bound is >= k."""
+        return self.has_ci and self.low >= k
+
+
+def _finite(values) -> list[float]:
+    return sorted(float(x) for x in values if x is not None and not isinstance(x, bool)
+                  and isinstance(x, (int, float)) and math.isfinite(x))
+
+
+def compare(a, b, kind: str = "ratio", resamples: int = BOOTSTRAP_RESAMPLES,
+            seed: int = BOOTSTRAP_SEED) -> Comparison | None:
+    """The trials of A against those of B (None and NaN skipped); None when a side has no value,
+    or, for a ratio, when B's median is 0. Deterministic: the values are sorted and the
+    generator seeded, so neither the order of the runs nor an earlier call changes the result."""
+    if kind not in ("ratio", "difference"):
+        raise ValueError(f"compare: kind {kind!r} (allowed: ratio, difference)")
+    a, b = _finite(a), _finite(b)
+    if not a or not b:
+        return None
+
+    def combine(ma, mb):
+        if kind == "difference":
+            return ma - mb
+        return ma / mb if mb != 0 else None
+
+    estimate = combine(median(a), median(b))
+    if estimate is None:
+        return None
+    if len(a) < 2 or len(b) < 2:
+        return Comparison(kind, estimate, None, None, len(a), len(b))
+    rng = random.Random(seed)
+    draws = []
+    for _ in range(resamples):
+        v = combine(median(rng.choices(a, k=len(a))), median(rng.choices(b, k=len(b))))
+        if v is not None:
+            draws.append(v)
+    if len(draws) < resamples // 2:  # B's resampled median is mostly 0: no ratio to speak of
+        return Comparison(kind, estimate, None, None, len(a), len(b))
+    draws.sort()
+    low = draws[int(0.025 * len(draws))]
+    high = draws[max(0, math.ceil(0.975 * len(draws)) - 1)]
+    return Comparison(kind, estimate, low, high, len(a), len(b))

@@ -53,7 +53,7 @@ def test_bad_experiment_is_one_line_exit_2(tmp_path, body, needles):
     (["no/such/experiment.py"], ["no/such/experiment.py: no such experiment file", "allowed:"]),
     (["README.md"], ["not an experiment file", "allowed:"]),
     ([], ["the following arguments are required: EXPERIMENT.py"]),
-    (["{exp}", "plot"], ["unknown step 'plot'", "allowed: build, run, database, plots, site, all"]),
+    (["{exp}", "plot"], ["unknown step 'plot'", "allowed: build, run, database, plots, markdown, site, all"]),
     (["{exp}", "--export", "json"], ["--export: 'json' is not allowed (allowed: csv)"]),
     (["{exp}", "--trials", "0"], ["--trials: '0' is not allowed (allowed: an integer >= 1)"]),
     (["{exp}", "--timeout", "soon"], ["--timeout: 'soon' is not allowed"]),

@@ -226,3 +226,85 @@ def test_demo_runs_and_groups_by_family_against_the_fake_harness(tmp_path, harne
         {"n": len(ALL) * 3 * 2 - 2, "ok": len(ALL) * 3 * 2 - 2}]
     warned = rows(db(tmp_path / "r", "demo"), "SELECT message FROM warnings WHERE category = 'derived'")
     assert warned == []
+
+
+def test_registered_variants_are_the_chosen_structures_reclaimers_or_allocators(harness):
+    from cdsbench.experiment import ExperimentError, registered_variants
+
+    ours = registered_structures(kind="ordered_set", library="cdsbench")
+    assert registered_variants("reclaimer", of=ours).resolve(harness) == ["ebr", "none"]  # registry order
+    assert registered_variants("allocator", of=ours).resolve(harness) == ["system", "segregated"]
+    peers = registered_structures(library=["libcds", "oneTBB"])
+    assert registered_variants("reclaimer", of=peers).resolve(harness) == ["hp", "rcu", "immediate"]
+    with pytest.raises(ExperimentError, match=r"registered_variants\('layout'\): not a field of a variant "
+                                              r"\(allowed: reclaimer, allocator\)"):
+        registered_variants("layout", of=ours)
+    with pytest.raises(ExperimentError, match="is not a selection of structures"):
+        registered_variants("reclaimer", of=["fake_set"])
+
+
+def test_a_grid_of_registered_variants_plans_and_records_the_registry(tmp_path, harness):
+    exp = write_experiment(tmp_path, """
+        from cdsbench.experiment import registered_variants
+        S = registered_structures(only=["fake_set", "libcds.fake_tree"])
+        EXPERIMENT = Experiment(
+            grid={"ds": S, "reclaimer": registered_variants("reclaimer", of=S)},
+            exclude=[lambda p: p["reclaimer"] not in [v["reclaimer"] for v in S.entry(p["ds"])["variants"]]],
+            command=lambda p, h: [sys.executable, FAKE, "--ds", p["ds"]])
+        """)
+    plan = make_plan(load(str(exp)), harness)
+    assert plan.grid["reclaimer"] == ["ebr", "none", "hp", "rcu"]
+    assert [(p["ds"], p["reclaimer"]) for p in plan.points] == [
+        ("fake_set", "ebr"), ("fake_set", "none"), ("libcds.fake_tree", "hp"), ("libcds.fake_tree", "rcu")]
+    assert [s["name"] for s in plan.registry] == ALL
+
+
+@pytest.mark.parametrize("value, default, kwargs, expected", [
+    (None, 3000, {}, 3000),
+    ("", [1, 2, 4], {}, [1, 2, 4]),
+    ("200", 3000, {}, 200),
+    (" 1, 2 ", [1, 2, 4], {}, [1, 2]),
+    ("0.5", 1.0, {}, 0.5),
+    ("internal,sizes", ["external"], {"choices": ["external", "internal", "sizes"]}, ["internal", "sizes"]),
+    ("a,b", [], {"kind": str}, ["a", "b"]),
+    ("20000", [], {"kind": int, "minimum": 1}, [20000]),
+])
+def test_env_reads_a_setting_typed_like_its_default(monkeypatch, value, default, kwargs, expected):
+    from cdsbench import experiment
+
+    if value is None:
+        monkeypatch.delenv("CDSBENCH_TEST_X", raising=False)
+    else:
+        monkeypatch.setenv("CDSBENCH_TEST_X", value)
+    monkeypatch.setattr(experiment, "_env_read", {})
+    assert experiment.env("CDSBENCH_TEST_X", default, **kwargs) == expected
+    assert experiment._env_read == ({"CDSBENCH_TEST_X": value.strip()} if value and value.strip() else {})
+
+
+@pytest.mark.parametrize("value, default, kwargs, needle", [
+    ("soon", 3000, {}, "$CDSBENCH_TEST_X: 'soon' is not allowed (allowed: an integer)"),
+    ("0", 3000, {"minimum": 1}, "'0' is not allowed (allowed: an integer >= 1)"),
+    ("1,,2", [1], {}, "'1,,2' is not allowed (allowed: an integer, comma-separated)"),
+    ("1,1", [1], {}, "'1,1' lists a value twice"),
+    ("inf", 1.0, {}, "'inf' is not allowed (allowed: a number)"),
+    ("middle", ["a"], {"choices": ["a", "b"]}, "'middle' is not allowed (allowed: one of a, b, comma-separated)"),
+])
+def test_env_refuses_a_value_that_does_not_fit(monkeypatch, value, default, kwargs, needle):
+    from cdsbench.experiment import ExperimentError, env
+
+    monkeypatch.setenv("CDSBENCH_TEST_X", value)
+    with pytest.raises(ExperimentError) as e:
+        env("CDSBENCH_TEST_X", default, **kwargs)
+    assert needle in str(e.value)
+
+
+def test_the_settings_an_experiment_read_are_its_loaded_env(tmp_path, monkeypatch):
+    exp = write_experiment(tmp_path, """
+        from cdsbench.experiment import env
+        EXPERIMENT = Experiment(grid={"t": env("CDSBENCH_TEST_T", [1, 2])}, command=lambda p, h: [sys.executable, FAKE])
+        """)
+    monkeypatch.setenv("CDSBENCH_TEST_T", "4,8")
+    loaded = load(str(exp))
+    assert loaded.experiment.grid == {"t": [4, 8]} and loaded.env == {"CDSBENCH_TEST_T": "4,8"}
+    monkeypatch.delenv("CDSBENCH_TEST_T")
+    assert load(str(exp)).env == {}  # each load records its own

@@ -1,10 +1,13 @@
-"""Statistics per grid point: median, mean, 95% confidence interval (Student's t), CV."""
+"""Statistics per grid point: median, mean, 95% confidence interval (Student's t), CV; and two
+points side by side: the ratio or difference of medians with a seeded 95% bootstrap interval."""
 import math
+import random
 import statistics
 
 import pytest
 
-from cdsbench.stats import summarize, t975
+from cdsbench.markdown import ratio_text
+from cdsbench.stats import compare, summarize, t975
 
 
 def test_three_trials():
@@ -47,3 +50,63 @@ def test_t_quantiles(df, t):
 def test_identical_trials_have_zero_width():
     s = summarize([7, 7, 7, 7])
     assert s.ci95_low == s.ci95_high == 7 and s.cv == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# compare(): the bootstrap over the trials of both sides
+
+NOISY = [1.00, 1.10, 0.90, 1.05, 0.95]
+
+
+def test_identical_samples_have_no_measurable_difference():
+    c = compare(NOISY, list(NOISY))
+    assert c.estimate == 1.0 and c.low < 1 < c.high
+    assert not c.measurable and c.sign == 0 and not c.at_least(1.0)
+    text = ratio_text(c)
+    assert text.startswith("no measurable difference [") and f"{c.low:.2f}" in text and f"{c.high:.2f}" in text
+    d = compare(NOISY, list(NOISY), "difference")
+    assert d.estimate == 0 and d.low < 0 < d.high and not d.measurable
+
+
+def test_clearly_separated_samples_differ_measurably():
+    fast, slow = [2.0, 2.1, 1.9, 2.05, 1.95], NOISY
+    c = compare(fast, slow)
+    assert c.estimate == 2.0 and 1 < c.low <= 2.0 <= c.high and c.measurable and c.sign == 1
+    assert ratio_text(c) == f"2.00 [{c.low:.2f}, {c.high:.2f}]"
+    assert c.at_least(1.5) and not c.at_least(2.5)  # a goal ">= k x" is the lower bound >= k
+    r = compare(slow, fast)
+    assert r.measurable and r.sign == -1 and r.high < 1
+    d = compare(fast, slow, "difference")
+    assert d.measurable and d.sign == 1 and d.estimate == pytest.approx(1.0)
+
+
+def test_the_bootstrap_is_deterministic():
+    a, b = [3.1, 2.7, 3.3, 2.9], [2.8, 3.0, 2.6, 3.2, 2.75]
+    first = compare(a, b)
+    random.seed(12345)  # the caller's generator is not the bootstrap's
+    assert compare(a, b) == first
+    assert compare(list(reversed(a)), b[::-1]) == first  # nor is the order of the runs
+    assert compare(a, b, seed=first.n_a + 100) != first  # the seed is what fixes the draws
+
+
+def test_three_trials_a_side_give_the_interval_of_the_extremes():
+    # With 3 trials, a resampled median is a side's smallest trial with probability 7/27, so
+    # both corners have probability 0.068 > 0.025: the interval is min(A)/max(B) .. max(A)/min(B).
+    a, b = [10.0, 11.0, 12.0], [5.0, 6.0, 7.0]
+    c = compare(a, b)
+    assert (c.low, c.high) == (10 / 7, 12 / 5)
+
+
+def test_one_trial_a_side_gives_no_interval_and_calls_no_difference():
+    c = compare([2.0], [1.0, 1.1])
+    assert c.estimate == pytest.approx(2 / 1.05) and c.low is None and c.high is None
+    assert not c.measurable and c.sign == 0 and not c.at_least(1.0)
+    assert ratio_text(c) == "1.90 (1 trial: no interval)"
+
+
+def test_nothing_to_compare():
+    assert compare([], [1.0]) is None and compare([1.0], [None, float("nan")]) is None
+    assert compare([1.0, 2.0], [0.0, 0.0]) is None  # no ratio to a median of 0
+    assert ratio_text(None) == "—"
+    with pytest.raises(ValueError):
+        compare([1.0], [1.0], "quotient")

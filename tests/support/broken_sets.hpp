@@ -9,6 +9,7 @@
 
 #include "bench/registry/register.hpp"
 #include "cdsbench/set/locked_std_set.hpp"
+#include "support/broken_validation_sets.hpp"  // LyingContainsSet, FailsInvariantSet
 
 namespace cdsb::testing {
 
@@ -20,23 +21,6 @@ class DropsInsertsSet : public LockedStdSet<SpinLock> {
     if (k % 61 == 0) return !LockedStdSet::contains(tid, k);
     return LockedStdSet::insert(tid, k, v);
   }
-};
-
-// Stores correctly, but `contains` answers the opposite for one key in sixteen.
-class LyingContainsSet : public LockedStdSet<SpinLock> {
- public:
-  using LockedStdSet::LockedStdSet;
-  bool contains(int tid, key_type k) const {
-    const bool truth = LockedStdSet::contains(tid, k);
-    return (k * 0x9E3779B97F4A7C15ull) >> 60 == 0 ? !truth : truth;
-  }
-};
-
-// Correct operations, but its own invariant check reports a violation.
-class FailsInvariantSet : public LockedStdSet<SpinLock> {
- public:
-  using LockedStdSet::LockedStdSet;
-  std::string check_invariants() const { return "node 7: left child key 9 > parent key 7"; }
 };
 
 // Updates are correct, but one `contains` in four answers from a copy of the keys that is

@@ -286,7 +286,7 @@ TEST(ThreadPlacement, CompactWrapsAndWarnsWhenOversubscribed) {
   Config c;
   c.threads = static_cast<int>(topology().cpus().size()) + 1;
   std::vector<std::string> warnings;
-  const auto plan = plan_thread_cpus(c, topology(), warnings);
+  const auto plan = plan_thread_cpus(c.team_setup(), topology(), warnings);
   ASSERT_EQ(plan.size(), std::size_t(c.threads));
   EXPECT_EQ(plan.front(), plan.back());
   ASSERT_EQ(warnings.size(), 1u);
@@ -299,11 +299,11 @@ TEST(ThreadPlacement, ListMustNameUsableCpusForEveryThread) {
   c.pin = PinMode::list;
   c.pin_cpus = {topology().cpus()[0].os_index};
   std::vector<std::string> warnings;
-  EXPECT_THROW(plan_thread_cpus(c, topology(), warnings), std::invalid_argument);
+  EXPECT_THROW(plan_thread_cpus(c.team_setup(), topology(), warnings), std::invalid_argument);
   c.pin_cpus = {topology().cpus()[0].os_index, 100000};
-  EXPECT_THROW(plan_thread_cpus(c, topology(), warnings), std::invalid_argument);
+  EXPECT_THROW(plan_thread_cpus(c.team_setup(), topology(), warnings), std::invalid_argument);
   c.pin_cpus = {topology().cpus()[0].os_index, topology().cpus()[0].os_index};
-  EXPECT_EQ(plan_thread_cpus(c, topology(), warnings), c.pin_cpus);
+  EXPECT_EQ(plan_thread_cpus(c.team_setup(), topology(), warnings), c.pin_cpus);
 }
 
 std::string usage_error(std::vector<const char*> args) {

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "cdsbench/platform/cache.hpp"
+#include "cdsbench/platform/interleave.hpp"
 #include "cdsbench/queue/concepts.hpp"
 #include "cdsbench/reclaim/reclaimer.hpp"
 
@@ -75,11 +76,14 @@ class TreiberStack {
       Node* top = reclaimer_.protect(tid, 0, *head_);
       if (!top) return std::nullopt;
       Node* next = top->next;
+      CDSB_INTERLEAVE("treiber.pop.loaded");  // top and next read, CAS not done: the ABA window
       // (3) acq_rel: the unlink must precede the retire's reclamation checks (reclaim/);
       // relaxed on failure (we reload through protect).
       if (head_->compare_exchange_weak(top, next, std::memory_order_acq_rel, std::memory_order_relaxed)) {
         const std::uint64_t v = top->value;
-        reclaimer_.retire(tid, top);  // unlinked by exactly one thread: this one
+        // Unlinked by exactly one thread: this one. (The mutant frees it at once instead.)
+        if (CDSB_MUTANT("treiber.free_at_once")) reclaimer_.deallocate(tid, top);
+        else reclaimer_.retire(tid, top);
         return v;
       }
     }

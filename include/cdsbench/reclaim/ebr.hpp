@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cdsbench/platform/interleave.hpp"
 #include "cdsbench/reclaim/alloc_system.hpp"
 #include "cdsbench/reclaim/reclaimer.hpp"
 
@@ -70,6 +71,7 @@ class EpochBased : public ReclaimerBase<EpochBased<Alloc>, Alloc> {
     // acquire: pairs with the acq_rel CAS that advanced E, so the checks it was based on
     // (other threads' announcements) happen-before what we free below.
     std::uint64_t e = epoch_.load(std::memory_order_acquire);
+    CDSB_INTERLEAVE("ebr.enter.loaded");  // E read, not yet announced: E may move on meanwhile
     for (;;) {
       // (1) seq_cst: with (2), against (3) and the advancing CAS, keeps E within one epoch of
       // this announcement while we are inside.
@@ -77,13 +79,14 @@ class EpochBased : public ReclaimerBase<EpochBased<Alloc>, Alloc> {
       // (2) seq_cst re-read: if E moved while we announced, announce again, so that E never
       // runs more than one epoch ahead of our announcement while we are inside.
       const std::uint64_t again = epoch_.load(std::memory_order_seq_cst);
-      if (again == e) break;
+      if (again == e || CDSB_MUTANT("ebr.skip_announce_recheck")) break;
       e = again;
     }
     if (e != me.epoch) {
       me.epoch = e;
       for (Bag& bag : me.bags)
-        if (!bag.nodes.empty() && bag.epoch + 3 <= e) this->free_all(tid, bag.nodes);
+        if (!bag.nodes.empty() && bag.epoch + (CDSB_MUTANT("ebr.free_one_epoch_early") ? 2 : 3) <= e)
+          this->free_all(tid, bag.nodes);
     }
     if (--me.countdown == 0) {
       me.countdown = advance_every_;

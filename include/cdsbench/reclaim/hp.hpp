@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "cdsbench/platform/fence.hpp"
+#include "cdsbench/platform/interleave.hpp"
 #include "cdsbench/platform/marked_ptr.hpp"
 #include "cdsbench/reclaim/alloc_system.hpp"
 #include "cdsbench/reclaim/reclaimer.hpp"
@@ -72,12 +73,14 @@ class HazardPointers : public ReclaimerBase<HazardPointers<Alloc>, Alloc> {
     std::atomic<void*>& hazard = (*hazards_[tid])[slot];
     P v = src.load(std::memory_order_relaxed);
     for (;;) {
+      CDSB_INTERLEAVE("hp.protect.loaded");  // loaded, not yet published: a scan now misses it
       // (1) seq_cst: the hazard must be visible before the re-read (2) (store-load order);
       // pairs with the scanner's fence and load (3).
       hazard.store(address_of(v), std::memory_order_seq_cst);
+      CDSB_INTERLEAVE("hp.protect.published");  // published, src not yet re-read
       // (2) seq_cst, hence acquire: pairs with the release that published the node.
       const P again = src.load(std::memory_order_seq_cst);
-      if (again == v) return v;
+      if (again == v || CDSB_MUTANT("hp.skip_recheck")) return v;
       v = again;
     }
   }

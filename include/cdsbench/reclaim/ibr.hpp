@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "cdsbench/platform/fence.hpp"
+#include "cdsbench/platform/interleave.hpp"
 #include "cdsbench/platform/marked_ptr.hpp"
 #include "cdsbench/reclaim/alloc_system.hpp"
 #include "cdsbench/reclaim/reclaimer.hpp"
@@ -105,6 +106,7 @@ class IntervalBased : public ReclaimerBase<IntervalBased<Alloc>, Alloc> {
     for (;;) {
       // acquire: pairs with the release that published the node (and its birth epoch).
       const P v = src.load(std::memory_order_acquire);
+      CDSB_INTERLEAVE("ibr.protect.loaded");  // read, not yet known to be inside the reservation
       // relaxed: the node's birth epoch, read through the acquire above, is <= any value of E
       // read after it (read-read coherence), so E == upper proves birth <= upper.
       const std::uint64_t e = epoch_.load(std::memory_order_relaxed);
@@ -112,6 +114,7 @@ class IntervalBased : public ReclaimerBase<IntervalBased<Alloc>, Alloc> {
       me.upper = e;
       reservations_[tid]->upper.store(e, std::memory_order_relaxed);
       seq_cst_fence();  // (1) again: the raised upper is visible before the re-read of src
+      if (CDSB_MUTANT("ibr.skip_reread")) return v;
     }
   }
 
@@ -179,7 +182,7 @@ class IntervalBased : public ReclaimerBase<IntervalBased<Alloc>, Alloc> {
     for (const Entry& e : me.retired) {
       bool reserved = false;
       for (const auto& [lower, upper] : me.intervals)
-        if (e.birth <= upper && e.retire >= lower) {
+        if (e.birth <= upper && e.retire >= lower && !(CDSB_MUTANT("ibr.upper_exclusive") && e.birth == upper)) {
           reserved = true;
           break;
         }

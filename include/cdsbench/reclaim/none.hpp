@@ -6,7 +6,8 @@
 // chunks are part of the memory growth this scheme shows.
 //
 // Progress: every operation is wait-free. protect is a plain acquire load: nothing is ever
-// freed under a reader.
+// freed under a reader, so this scheme has no window for a scripted test to park a thread in
+// (it has no interleaving points, platform/interleave.hpp).
 #pragma once
 
 #include <atomic>

@@ -56,6 +56,7 @@
 
 #include "cdsbench/platform/cache.hpp"
 #include "cdsbench/platform/fence.hpp"
+#include "cdsbench/platform/interleave.hpp"
 #include "cdsbench/platform/pause.hpp"
 
 namespace cdsb::reclaim {
@@ -104,8 +105,12 @@ class Rcu {
   // (see the top). Not inside a read-side section of tid.
   void synchronize(int tid) {
     start_grace_period(tid);
+    CDSB_INTERLEAVE("rcu.synchronize.started");  // readers snapshotted, not yet waited for
     Backoff backoff;  // yields after a while: the readers may need this CPU
-    while (!grace_period_elapsed(tid)) backoff();
+    while (!grace_period_elapsed(tid)) {
+      CDSB_INTERLEAVE("rcu.synchronize.waiting");  // a reader it waits for is still inside
+      backoff();
+    }
   }
 
   // synchronize in two steps (as the Linux kernel's start_poll_synchronize_rcu and

@@ -57,6 +57,7 @@
 #include <limits>
 #include <string>
 
+#include "cdsbench/platform/interleave.hpp"
 #include "cdsbench/platform/marked_ptr.hpp"
 #include "cdsbench/platform/pause.hpp"
 #include "cdsbench/platform/user_stats.hpp"
@@ -161,6 +162,7 @@ class BstTk {
                                ? reclaimer_.template allocate<Internal>(tid, l->key, leaf_child(fresh), path.l)
                                : reclaimer_.template allocate<Internal>(tid, key, path.l, leaf_child(fresh));
       EdgeLock& lock = path.p->lock[path.p_dir];
+      CDSB_INTERLEAVE("bsttk.insert.searched");  // versions read, nothing locked: p may be removed now
       if (lock.try_lock(path.p_seen)) {
         Link& link = path.p->child[path.p_dir];
         if (link.load(std::memory_order_relaxed) == path.l) {
@@ -205,6 +207,10 @@ class BstTk {
               // release: see the header. Unlinks p and the leaf.
               gp->child[path.gp_dir].store(sibling, std::memory_order_release);
               gp_lock.unlock(path.gp_seen);
+              if (CDSB_MUTANT("bsttk.erase_unlocks_removed")) {  // seeded bug: p looks unchanged again
+                leaf_lock.revert(path.p_seen);
+                sibling_lock.revert(sibling_seen);
+              }
               // p keeps both edges locked: removed for ever.
               reclaimer_.retire(tid, as_leaf(path.l));
               reclaimer_.retire(tid, p);
@@ -256,9 +262,9 @@ class BstTk {
   std::string check_invariants() const {
     const Child r = root_->child[1].load(std::memory_order_acquire);
     if (root_->key != inf2 || !r.marked() || r->key != inf2) return "the sentinel Root or leaf max is not in place";
-    bool inf1_seen = false;
-    detail::for_each_leaf<Shape>(root_->child[0].load(std::memory_order_acquire), [&](Child c) { inf1_seen |= c->key == inf1; });
-    if (!inf1_seen) return "the sentinel leaf max-1 is missing";
+    // max-1 is the largest key under Root's left child (the order is checked below).
+    const Child last = detail::rightmost_leaf<Shape>(root_->child[0].load(std::memory_order_acquire));
+    if (!Shape::present(last) || last->key != inf1) return "the sentinel leaf max-1 is missing";
     return detail::check_external_tree<Shape>(Child(root_));
   }
 
@@ -317,12 +323,12 @@ class BstTk {
     static Key key(Child c) { return c->key; }
     static Child left(Child c) { return as_internal(c)->child[0].load(std::memory_order_acquire); }
     static Child right(Child c) { return as_internal(c)->child[1].load(std::memory_order_acquire); }
-    static std::string problem(Child c) {
-      if (c.marked()) return {};
+    static const char* problem(Child c) {
+      if (c.marked()) return nullptr;
       const Internal* n = as_internal(c);
       if (!EdgeLock::is_free(n->lock[0].read()) || !EdgeLock::is_free(n->lock[1].read()))
         return "an edge lock is held (or the node was removed but is still reachable)";
-      return {};
+      return nullptr;
     }
   };
 

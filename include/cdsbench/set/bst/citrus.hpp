@@ -82,6 +82,7 @@
 #include <vector>
 
 #include "cdsbench/platform/cache.hpp"
+#include "cdsbench/platform/interleave.hpp"
 #include "cdsbench/platform/spin_lock.hpp"
 #include "cdsbench/platform/user_stats.hpp"
 #include "cdsbench/reclaim/rcu.hpp"
@@ -232,6 +233,7 @@ class CitrusBst {
     auto section = rcu_.read_section(tid);
     Node* n = root_->child[0].load(std::memory_order_acquire).node();  // user keys are all below the root's
     while (n) {
+      CDSB_INTERLEAVE("citrus.contains.visiting");  // at n, inside the read-side section
       if (n->key == key) return true;
       n = n->child[key < n->key ? 0 : 1].load(std::memory_order_acquire).node();
     }
@@ -378,9 +380,10 @@ class CitrusBst {
     curr->marked = true;
     slot.store(Child(copy), std::memory_order_release);  // unlinks curr, publishes the copy
     reclaimer_.retire(tid, curr);
+    CDSB_INTERLEAVE("citrus.erase.copied");  // the copy linked, the old successor still linked
     // Searches that passed curr's place before the copy was there may be heading for the
     // successor: let them finish before it goes (the paper's synchronize_rcu).
-    rcu_.synchronize(tid);
+    if (!CDSB_MUTANT("citrus.skip_grace_period")) rcu_.synchronize(tid);
     stats_.add(tid, grace_periods);
     succ->marked = true;
     const Child up = moved_up(tid, succ->child[1].load(std::memory_order_relaxed));

@@ -83,6 +83,7 @@
 #include <limits>
 #include <string>
 
+#include "cdsbench/platform/interleave.hpp"
 #include "cdsbench/platform/marked_ptr.hpp"
 #include "cdsbench/platform/user_stats.hpp"
 #include "cdsbench/reclaim/reclaimer.hpp"
@@ -201,6 +202,7 @@ class EllenBst {
       // failure: we help the record we find.
       if (f.p->update.compare_exchange_strong(expected, Update::with(iflag, op), std::memory_order_acq_rel,
                                               std::memory_order_acquire)) {
+        CDSB_INTERLEAVE("ellen.insert.flagged");  // p IFLAGged, child CAS not done: others must help
         help_insert(tid, op);
         return true;
       }
@@ -234,6 +236,7 @@ class EllenBst {
       // dflag. acq_rel / acquire: as iflag.
       if (f.gp->update.compare_exchange_strong(expected, Update::with(dflag, op), std::memory_order_acq_rel,
                                                std::memory_order_acquire)) {
+        CDSB_INTERLEAVE("ellen.erase.flagged");  // gp DFLAGged, p not yet marked: others must help
         if (help_delete(tid, op)) return true;
       } else {
         reclaimer_.deallocate(tid, op);  // never published
@@ -275,9 +278,9 @@ class EllenBst {
   std::string check_invariants() const {
     const Child r = root_->right.load(std::memory_order_acquire);
     if (root_->key != inf2 || !r.marked() || r->key != inf2) return "the sentinel Root or leaf max is not in place";
-    bool inf1_seen = false;
-    detail::for_each_leaf<Shape>(root_->left.load(std::memory_order_acquire), [&](Child c) { inf1_seen |= c->key == inf1; });
-    if (!inf1_seen) return "the sentinel leaf max-1 is missing";
+    // max-1 is the largest key under Root's left child (the order is checked below).
+    const Child last = detail::rightmost_leaf<Shape>(root_->left.load(std::memory_order_acquire));
+    if (!Shape::present(last) || last->key != inf1) return "the sentinel leaf max-1 is missing";
     return detail::check_external_tree<Shape>(Child(root_));
   }
 
@@ -328,6 +331,7 @@ class EllenBst {
   void help(int tid, Update u) {
     switch (u.state()) {
       case iflag:
+        if (CDSB_MUTANT("ellen.help_skips_insert")) break;
         stats_.add(tid, helps);
         help_insert(tid, u.info());
         break;
@@ -336,6 +340,7 @@ class EllenBst {
         help_marked(tid, u.info());
         break;
       case dflag:
+        if (CDSB_MUTANT("ellen.help_skips_delete")) break;
         stats_.add(tid, helps);
         help_delete(tid, u.info());
         break;
@@ -416,8 +421,8 @@ class EllenBst {
     static Key key(Child c) { return c->key; }
     static Child left(Child c) { return as_internal(c)->left.load(std::memory_order_acquire); }
     static Child right(Child c) { return as_internal(c)->right.load(std::memory_order_acquire); }
-    static std::string problem(Child c) {
-      if (c.marked()) return {};
+    static const char* problem(Child c) {
+      if (c.marked()) return nullptr;
       const Update u = as_internal(c)->update.load(std::memory_order_acquire);
       switch (u.state()) {
         case iflag: return "an insert's flag remains (IFLAG)";
@@ -425,7 +430,7 @@ class EllenBst {
         case mark: return "the node is marked for removal but still in the tree";
         case clean: break;
       }
-      return {};
+      return nullptr;
     }
   };
 

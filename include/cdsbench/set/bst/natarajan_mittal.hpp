@@ -56,6 +56,7 @@
 #include <limits>
 #include <string>
 
+#include "cdsbench/platform/interleave.hpp"
 #include "cdsbench/platform/marked_ptr.hpp"
 #include "cdsbench/platform/user_stats.hpp"
 #include "cdsbench/reclaim/reclaimer.hpp"
@@ -132,7 +133,7 @@ class NatarajanMittalBst {
       reclaimer_.deallocate(tid, internal);  // never published
       stats_.add(tid, update_restarts);
       // The leaf is being deleted (flagged) or its parent removed (tagged): help, then retry.
-      if (expected.get() == leaf && expected.marked()) {
+      if (expected.get() == leaf && expected.marked() && !CDSB_MUTANT("nm.insert_skips_help")) {
         stats_.add(tid, cleanups_for_others);
         cleanup(tid, key, s);
       }
@@ -157,6 +158,7 @@ class NatarajanMittalBst {
         if (child.compare_exchange_strong(expected, Edge(s.leaf, flag_bit), std::memory_order_acq_rel,
                                           std::memory_order_relaxed)) {
           leaf = s.leaf;
+          CDSB_INTERLEAVE("nm.erase.flagged");  // leaf edge flagged, sibling not tagged, nothing unlinked
           if (cleanup(tid, key, s)) return true;
         } else {
           stats_.add(tid, update_restarts);
@@ -214,11 +216,9 @@ class NatarajanMittalBst {
     Node* sr = s_->right.load(std::memory_order_acquire).get();
     if (!r || r->key != inf2 || !Shape::is_leaf(r) || !sr || sr->key != inf1 || !Shape::is_leaf(sr))
       return "the sentinel leaves max-1 and max are not in place";
-    bool inf0_seen = false;
-    detail::for_each_leaf<Shape>(s_->left.load(std::memory_order_acquire).get(), [&](Node* n) {
-      inf0_seen |= n->key == inf0;
-    });
-    if (!inf0_seen) return "the sentinel leaf max-2 is missing";
+    // max-2 is the largest key under S's left child (the order is checked below).
+    Node* last = detail::rightmost_leaf<Shape>(s_->left.load(std::memory_order_acquire).get());
+    if (!Shape::present(last) || last->key != inf0) return "the sentinel leaf max-2 is missing";
     return detail::check_external_tree<Shape>(root_);
   }
 
@@ -330,11 +330,11 @@ class NatarajanMittalBst {
     static Key key(Node* n) { return n->key; }
     static Node* left(Node* n) { return n->left.load(std::memory_order_acquire).get(); }
     static Node* right(Node* n) { return n->right.load(std::memory_order_acquire).get(); }
-    static std::string problem(Node* n) {
+    static const char* problem(Node* n) {
       const Edge l = n->left.load(std::memory_order_acquire), r = n->right.load(std::memory_order_acquire);
       if (!l.get() != !r.get()) return "exactly one child (an internal node needs two)";
       if (l.marked() || r.marked()) return "a flagged or tagged edge remains";
-      return {};
+      return nullptr;
     }
   };
 

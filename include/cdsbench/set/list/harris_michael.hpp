@@ -20,6 +20,7 @@
 #include <limits>
 #include <string>
 
+#include "cdsbench/platform/interleave.hpp"
 #include "cdsbench/platform/marked_ptr.hpp"
 #include "cdsbench/platform/user_stats.hpp"
 #include "cdsbench/reclaim/reclaimer.hpp"
@@ -77,6 +78,7 @@ class HarrisMichaelList {
       if (!node) node = reclaimer_.template allocate<Node>(tid, key, value, pos.cur);
       else node->next.store(pos.cur, std::memory_order_relaxed);  // published by the CAS below
       Ptr expected = pos.cur;
+      CDSB_INTERLEAVE("hm.insert.located");  // position found, node not yet linked
       // release: publishes the node's fields to whoever reads this link (acquire/protect).
       if (pos.prev->compare_exchange_strong(expected, Ptr(node), std::memory_order_release,
                                             std::memory_order_relaxed))
@@ -97,6 +99,7 @@ class HarrisMichaelList {
       if (!pos.cur.get()->next.compare_exchange_strong(next, next.with_mark(1), std::memory_order_release,
                                                         std::memory_order_relaxed))
         continue;  // a successor was inserted or removed, or someone else marked it
+      CDSB_INTERLEAVE("hm.erase.marked");  // logically deleted, still linked
       Ptr expected = pos.cur;
       // release: publishes `next` (inserted by others) to readers of this link. The unlink
       // precedes the retire's reclamation checks by program order and the scheme's fences.
@@ -180,7 +183,7 @@ class HarrisMichaelList {
         stats_.add(tid, find_restarts);
         goto try_again;
       }
-      if (!next.marked()) {
+      if (CDSB_MUTANT("hm.find_ignores_mark") || !next.marked()) {
         if (!(c->key < key)) {
           pos = {prev, cur, next};
           return c->key == key;

@@ -25,6 +25,7 @@
 #include <mutex>
 #include <string>
 
+#include "cdsbench/platform/interleave.hpp"
 #include "cdsbench/platform/spin_lock.hpp"
 #include "cdsbench/platform/user_stats.hpp"
 #include "cdsbench/reclaim/reclaimer.hpp"
@@ -71,6 +72,7 @@ class LazyList {
     auto guard = reclaimer_.enter(tid);
     for (;;) {
       auto [pred, curr] = locate(tid, key);
+      CDSB_INTERLEAVE("lazy.insert.located");  // found without locks: either may be removed now
       // Locks in list order (pred before curr): no deadlock.
       std::scoped_lock lock_pred(pred->lock), lock_curr(curr->lock);
       if (!valid(pred, curr)) {
@@ -100,6 +102,7 @@ class LazyList {
         // release: a contains that sees the mark (acquire) sees the node as deleted; this is
         // the erase's linearization point.
         curr->marked.store(true, std::memory_order_release);
+        CDSB_INTERLEAVE("lazy.erase.marked");  // logically deleted, still linked (and locked)
         // release: pairs with traversals' acquire loads of pred->next.
         pred->next.store(curr->next.load(std::memory_order_relaxed), std::memory_order_release);
       }
@@ -114,6 +117,7 @@ class LazyList {
     auto guard = reclaimer_.enter(tid);
     Node* curr = head_;
     while (curr->key < key) curr = reclaimer_.protect(tid, 0, curr->next);
+    if (CDSB_MUTANT("lazy.contains_ignores_mark")) return curr->key == key;
     // acquire: pairs with erase's release of the mark.
     return curr->key == key && !curr->marked.load(std::memory_order_acquire);
   }
@@ -166,6 +170,7 @@ class LazyList {
   // Under both locks: neither node deleted, and still adjacent.
   static bool valid(Node* pred, Node* curr) {
     // relaxed: the locks order these reads after the writes of the previous lock holders.
+    if (CDSB_MUTANT("lazy.validate_ignores_marks")) return pred->next.load(std::memory_order_relaxed) == curr;
     return !pred->marked.load(std::memory_order_relaxed) && !curr->marked.load(std::memory_order_relaxed) &&
            pred->next.load(std::memory_order_relaxed) == curr;
   }

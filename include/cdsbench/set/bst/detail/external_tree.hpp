@@ -9,8 +9,8 @@
 //   bool is_leaf(H)
 //   Key key(H)
 //   H left(H), H right(H)        internal nodes only
-//   std::string problem(H)       "" when the node is sound at quiescence (no flagged or
-//                                marked edge, no update in progress, no lock held)
+//   const char* problem(H)       nullptr when the node is sound at quiescence (no flagged or
+//                                marked edge, no update in progress, no lock held), else why
 // Walks use an explicit stack: an unbalanced tree (keys inserted in order) is as deep as it
 // is large, too deep for recursion.
 #pragma once
@@ -62,6 +62,14 @@ void for_each_leaf(H root, Fn&& fn) {
   for_each_leaf_depth<Shape>(root, [&](H n, std::size_t) { fn(n); });
 }
 
+// The leaf with the largest key under `root` when the tree is sound (check_external_tree):
+// the end of the right spine; a tree finds its sentinel leaf here in O(depth), not by a walk.
+template <class Shape, class H>
+H rightmost_leaf(H n) {
+  while (Shape::present(n) && !Shape::is_leaf(n)) n = Shape::right(n);
+  return n;
+}
+
 // External-tree shape and order: every internal node has two children; every key of a left
 // subtree is below its parent's key and every key of a right subtree at or above it (the
 // routing rule `key < node.key ? left : right`); leaf keys are therefore strictly increasing
@@ -87,16 +95,16 @@ std::string check_external_tree(H root, std::size_t* nodes = nullptr) {
     }
     ++count;
     const Key k = Shape::key(it.node);
-    const std::string kind = Shape::is_leaf(it.node) ? "leaf " : "internal node ";
+    // Built only for a message: this walk is part of every trial's validation.
+    const auto kind = [&] { return std::string(Shape::is_leaf(it.node) ? "leaf " : "internal node "); };
     if ((it.has_lo && k < it.lo) || (it.has_hi && !(k < it.hi))) {
-      error = kind + std::to_string(k) + " lies outside its subtree's key range [" +
+      error = kind() + std::to_string(k) + " lies outside its subtree's key range [" +
               (it.has_lo ? std::to_string(it.lo) : std::string("-inf")) + ", " +
               (it.has_hi ? std::to_string(it.hi) : std::string("+inf")) + ")";
       break;
     }
-    error = Shape::problem(it.node);
-    if (!error.empty()) {
-      error = kind + std::to_string(k) + ": " + error;
+    if (const char* problem = Shape::problem(it.node)) {
+      error = kind() + std::to_string(k) + ": " + problem;
       break;
     }
     if (!Shape::is_leaf(it.node)) {

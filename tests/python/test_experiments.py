@@ -1,0 +1,297 @@
+"""experiments/bst.py, nr.py and reclaim.py, the experiments behind docs/results-*.md: the grids
+they plan from the harness's registry, and each one's page from a shrunk sweep of the real
+harness (the assertions of scripts/bench-bst, which they replace, moved here)."""
+import re
+import statistics
+from collections import Counter
+
+import pytest
+
+from cdsbench.experiment import load, make_plan
+from conftest import BUILD, ROOT, structures
+from runner_support import db, rows, runner
+
+EXTERNAL = ["natarajan_mittal_bst", "ellen_bst", "bst_tk", "libcds.ellen_bst", "libcds.skiplist_map",
+            "tbb.concurrent_map"]
+INTERNAL = ["howley_jones_bst", "ramachandran_mittal_bst", "drachsler_bst", "citrus_bst", "bronson_avl",
+            "libcds.bronson_avl", "ellen_bst"]
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    import os
+    for name in list(os.environ):
+        if name.startswith(("CDSBENCH_BST_", "CDSBENCH_NR_", "CDSBENCH_RECLAIM_")):
+            monkeypatch.delenv(name)
+
+
+def options(run):
+    argv = run.argv
+    return {argv[i]: (argv[i + 1] if i + 1 < len(argv) and not argv[i + 1].startswith("--") else True)
+            for i in range(1, len(argv)) if argv[i].startswith("--")}
+
+
+def plan_of(name):
+    return make_plan(load(str(ROOT / "experiments" / f"{name}.py")), BUILD / "cdsbench")
+
+
+def table_rows(page, title, start_at=0):
+    """The rows of the first table at or after the line starting with title: {label: [cells]}."""
+    lines = page[start_at:].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(title))
+    header = next(i for i in range(start, len(lines)) if lines[i].startswith("|"))
+    out = {}
+    for line in lines[header + 2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        out[cells[0]] = cells[1:]
+    return out
+
+
+def interval(text):
+    """'1.82 [1.61, 2.05]' or 'no measurable difference [0.91, 1.12]' -> (estimate or None, low, high)."""
+    m = re.fullmatch(r"\*?(?:(\d+\.\d+)|no measurable difference) \[(\d+\.\d+), (\d+\.\d+)\]\*?", text)
+    assert m, text
+    return (float(m.group(1)) if m.group(1) else None), float(m.group(2)), float(m.group(3))
+
+
+def median_of(con, column, **where):
+    clause = " AND ".join(f"{k} = ?" for k in where)
+    values = [r[column] for r in rows(con, f"SELECT {column} FROM runs WHERE run_status = 'ok' AND {clause}",
+                                      *where.values())]
+    return statistics.median(values)
+
+
+# ---------------------------------------------------------------------------------------------
+# bst.py
+
+
+def test_bst_plans_the_three_parts_of_issues_5_and_6(clean_env):
+    registry = {s["name"]: s for s in structures()}
+    ours = [n for n, s in registry.items() if s["library"] == "cdsbench" and s["kind"] == "ordered_set"
+            and s["search_depths"]]
+    assert len(ours) == 8  # the trees of issues 5 and 6, found by their data
+    plan = plan_of("bst")
+    assert plan.grid["part"] == ["external", "internal", "sizes"]
+    assert plan.grid["key_range"] == [2_000_000, 20_000_000] and plan.grid["updates"] == [0, 10, 50, 100]
+    assert plan.grid["distribution"] == ["uniform", "zipf:0.99"] and plan.grid["threads"] == [1, 2, 4]
+    by_part = {part: [p for p in plan.points if p["part"] == part] for part in plan.grid["part"]}
+    assert list(dict.fromkeys(p["ds"] for p in by_part["external"])) == [n for n in plan.grid["ds"] if n in EXTERNAL]
+    assert set(p["ds"] for p in by_part["internal"]) == set(INTERNAL)
+    assert set(p["ds"] for p in by_part["sizes"]) == set(ours) | {"libcds.ellen_bst", "libcds.bronson_avl"}
+    # 2 distributions x 4 update ratios x 3 thread counts; a structure without a thread-safe erase
+    # (tbb.concurrent_map) has no update points beside other threads: 2 x 3 x 2 fewer.
+    refused = 2 * 3 * 2
+    assert len(by_part["external"]) == sum(24 if registry[n]["concurrent_erase"] else 24 - refused for n in EXTERNAL)
+    assert len(by_part["internal"]) == 24 * len(INTERNAL)
+    assert len(by_part["sizes"]) == 2 * (len(ours) + 2)
+    assert all(p["updates"] == 0 and p["threads"] == 2 and p["distribution"] == "uniform" for p in by_part["sizes"])
+    assert len(plan.runs) == 5 * len(plan.points)
+    for run in plan.runs:
+        o = options(run)
+        p = run.point
+        assert o["--ds"] == p["ds"] and o["--threads"] == str(p["threads"]) and o["--key-range"] == str(p["key_range"])
+        assert o["--insert"] == o["--delete"] == "%g" % (p["updates"] / 2) and o["--distribution"] == p["distribution"]
+        assert o["--duration-ms"] == "3000" and o["--pin"] == "compact" and o["--trials"] == "1"
+        assert o["--seed"] == str(5 + run.trial)
+        assert (o.get("--prefill") == "insert-only") == (not registry[p["ds"]]["concurrent_erase"])
+        assert (o.get("--prefill-timeout-ms") == "900000") == (p["part"] == "sizes")
+
+
+def test_bst_shrinks_through_the_environment(clean_env, monkeypatch):
+    monkeypatch.setenv("CDSBENCH_BST_PARTS", "internal")
+    monkeypatch.setenv("CDSBENCH_BST_STRUCTURES", "ellen_bst,libcds.ellen_bst")
+    monkeypatch.setenv("CDSBENCH_BST_THREADS", "1,2")
+    monkeypatch.setenv("CDSBENCH_BST_DURATION_MS", "200")
+    plan = plan_of("bst")
+    assert plan.grid["part"] == ["internal"] and plan.grid["ds"] == ["ellen_bst", "libcds.ellen_bst"]
+    assert len(plan.points) == 2 * 2 * 4 * 2
+    assert {options(r)["--duration-ms"] for r in plan.runs} == {"200"}
+
+
+@pytest.fixture(scope="module")
+def bst_page(tmp_path_factory):
+    """Parts internal and sizes, both shrunk to trees of 2,000 and 10,000 keys, one thread, 0% and
+    50% updates, 2 trials of 50 ms; a structure the harness does not register is asked for too."""
+    d = tmp_path_factory.mktemp("bst")
+    env = {"CDSBENCH_BST_PARTS": "internal,sizes",
+           "CDSBENCH_BST_STRUCTURES": "bronson_avl,howley_jones_bst,libcds.bronson_avl,no_such_tree",
+           "CDSBENCH_BST_KEY_RANGES": "4000,20000", "CDSBENCH_BST_UPDATES": "0,50",
+           "CDSBENCH_BST_DISTRIBUTIONS": "uniform", "CDSBENCH_BST_THREADS": "1", "CDSBENCH_BST_DURATION_MS": "50"}
+    out = d / "bst.md"
+    p = runner(ROOT / "experiments" / "bst.py", "run", "database", "markdown", "--trials", "2", "--out", out,
+               "--results", d / "r", env=env, timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return d, out, out.read_text(), env
+
+
+def test_bst_page_has_the_parts_measured_and_names_what_is_missing(bst_page):
+    d, out, text, env = bst_page
+    assert "## Internal and balanced trees (issue 6)" in text and "## Read-only work on 1M" in text
+    assert "Not measured yet: `external`" in text
+    assert "- Not registered in the binary measured, so not in the tables: `no_such_tree`." in text
+    assert "CDSBENCH_BST_PARTS=internal,sizes " in text and "experiments/bst.py --trials 2 --out " in text
+
+    rows_ = table_rows(text, "### Throughput (Mops/s, all threads), uniform")
+    assert list(rows_) == ["bronson_avl", "howley_jones_bst", "libcds.bronson_avl",
+                           "*bronson_avl / libcds.bronson_avl*"]
+    ours, peer, ratio = rows_["bronson_avl"], rows_["libcds.bronson_avl"], rows_["*bronson_avl / libcds.bronson_avl*"]
+    assert len(ours) == 4  # two tree sizes x 0% and 50% updates, one thread
+    for a, b, r in zip(ours, peer, ratio):
+        estimate, low, high = interval(r)
+        # The ratio of the medians, within its interval; "no measurable difference" iff it holds 1.
+        assert low - 0.01 <= float(a) / float(b) <= high + 0.01
+        assert (estimate is None) == (low <= 1 <= high)
+        if estimate is not None:
+            assert abs(estimate - float(a) / float(b)) < 0.01
+
+    # The columns name the tree size (half the key range, the steady prefill).
+    sizes_text = text[text.index("## Read-only"):]
+    header = next(line for line in sizes_text.splitlines() if line.startswith("| structure |"))
+    assert "2,000 keys, 0% upd, 1T" in header and "10,000 keys, 0% upd, 1T" in header
+
+    # Written again from the database alone: the same page.
+    p = runner(ROOT / "experiments" / "bst.py", "markdown", "--trials", "2", "--out", out, "--results", d / "r",
+               env=env)
+    assert p.returncode == 0, p.stderr
+    assert out.read_text() == text
+
+
+def test_bst_search_depths_and_time_per_node_read(bst_page):
+    d, _, text, _ = bst_page
+    con = db(d / "r", "bst")
+    start = text.index("## Read-only")
+    depths = table_rows(text, "### Search depth, uniform keys", start)
+    assert depths["libcds.bronson_avl"] == ["unavailable"] * 4  # libcds's tree cannot be walked
+    where = {"part": "sizes", "key_range": 4000, "updates": 0, "threads": 1}
+    for label in ("bronson_avl", "howley_jones_bst"):
+        mean, deepest = depths[label][0].replace("(", "").replace(")", "").split()
+        depth = median_of(con, "search_depth_mean", ds=label, **where)
+        most = max(r["search_depth_max"] for r in rows(con, "SELECT search_depth_max FROM runs WHERE ds = ? AND "
+                                                            "part = 'sizes' AND key_range = 4000 AND updates = 0",
+                                                       label))
+        assert float(mean) == round(depth, 1) and int(deepest) == most
+        # ~2,000 keys: no binary tree is shallower on average than log2(n + 1) - 1 (plus a sentinel).
+        assert 10.0 <= depth <= most
+    # The AVL tree: at most 1.44 log2(n + 2) deep below its root holder (routing nodes included).
+    assert max(r["search_depth_max"] for r in rows(con, "SELECT search_depth_max FROM runs WHERE ds = 'bronson_avl' "
+                                                        "AND key_range = 4000")) <= 1 + 1.4405 * 11.97
+
+    per_node = table_rows(text, "### Time per node read (ns), uniform keys", start)
+    for label in ("bronson_avl", "howley_jones_bst"):
+        for r in rows(con, "SELECT * FROM runs WHERE ds = ? AND updates = 0", label):
+            assert r["ns_per_node_read"] == pytest.approx(
+                r["threads"] * 1e9 / (r["throughput_ops_per_s"] * r["search_depth_mean"]))
+        ns = median_of(con, "ns_per_node_read", ds=label, **where)
+        assert abs(float(per_node[label][0]) - ns) <= 0.5  # "%.1f" below 10 ns
+    assert per_node["libcds.bronson_avl"] == ["unavailable", "unavailable"]
+    assert "the fastest unbalanced tree (`howley_jones_bst`)" in text
+
+
+def test_bst_bad_settings_are_one_line_exit_2(tmp_path):
+    p = runner(ROOT / "experiments" / "bst.py", "run", "--results", tmp_path / "r",
+               env={"CDSBENCH_BST_PARTS": "nonsense"})
+    assert p.returncode == 2
+    (line,) = p.stderr.strip().splitlines()
+    assert "bst.py:" in line and ("$CDSBENCH_BST_PARTS: 'nonsense' is not allowed (allowed: one of external, "
+                                  "internal, sizes, comma-separated)") in line
+    p = runner(ROOT / "experiments" / "bst.py", "run", "--results", tmp_path / "r",
+               env={"CDSBENCH_BST_THREADS": "0"})
+    assert p.returncode == 2 and "'0' is not allowed (allowed: an integer >= 1, comma-separated)" in p.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# nr.py
+
+
+def test_nr_plans_every_black_box_structure(clean_env):
+    registry = [s for s in structures() if s["kind"] == "black_box"]
+    plan = plan_of("nr")
+    assert plan.grid["ds"] == [s["name"] for s in registry]
+    assert plan.grid["updates"] == [0, 10, 100] and plan.grid["threads"] == [1, 2, 4]
+    count = Counter(p["ds"] for p in plan.points)
+    for s in registry:
+        assert count[s["name"]] == (2 if s["method"] == "nr" else 1) * 3 * 3
+    ranges = {"synthetic": "100000", "sorted_set": "10000"}
+    method = {s["name"]: s for s in registry}
+    for run in plan.runs:
+        o = options(run)
+        entry = method[run.point["ds"]]
+        assert o["--key-range"] == ranges.get(entry["sequential"], "1000000")
+        assert o.get("--nr-replicas") == (str(run.point["nr_replicas"]) if entry["method"] == "nr" else None)
+        assert o["--duration-ms"] == "200" and o["--seed"] == str(8 + run.trial) and o["--pin"] == "compact"
+    assert len(plan.runs) == 5 * len(plan.points)
+
+
+def test_nr_page_from_a_shrunk_sweep(tmp_path):
+    out = tmp_path / "nr.md"
+    env = {"CDSBENCH_NR_STRUCTURES": "stack", "CDSBENCH_NR_THREADS": "2", "CDSBENCH_NR_DURATION_MS": "20"}
+    p = runner(ROOT / "experiments" / "nr.py", "run", "database", "markdown", "--trials", "2", "--out", out,
+               "--results", tmp_path / "r", env=env, timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    text = out.read_text()
+    assert "## stack" in text and "stack: add = push, remove = pop, read = top; key range 1,000,000" in text
+    got = table_rows(text, "| method |")
+    assert list(got) == ["NR, 1 replica", "NR, 2 replicas", "SL", "RWL", "FC", "FC+", "LF", "*fastest*"]
+    labels = list(got)[:-1]
+    for i, best in enumerate(got["*fastest*"]):
+        named = best.strip("*").replace(" (no measurable difference)", "").split("; ")
+        values = {label: float(got[label][i]) for label in labels}
+        assert named[0] == max(values, key=values.get)  # the highest median comes first
+    memory = table_rows(text, "| method | total MiB |")
+    one, two = memory["NR, 1 replica"], memory["NR, 2 replicas"]
+    assert two[1] == one[1] and float(two[2]) == pytest.approx(2 * float(one[2]), rel=0.05)  # one log, 2 replicas
+    assert memory["SL"][1:] == ["", "", "", ""]
+    assert text.count("% updates: NR (1 or 2 replicas) is measurably the fastest method in ") == 3
+    con = db(tmp_path / "r", "nr")
+    assert rows(con, "SELECT count(*) AS n FROM runs WHERE run_status = 'ok'") == [{"n": 2 * 3 * 7}]
+
+
+# ---------------------------------------------------------------------------------------------
+# reclaim.py
+
+
+def test_reclaim_plans_the_four_parts_from_the_registry(clean_env):
+    registry = {s["name"]: s for s in structures()}
+    plan = plan_of("reclaim")
+
+    def variants(name, field, **fixed):
+        return list(dict.fromkeys(v[field] for v in registry[name]["variants"]
+                                  if all(v[k] == x for k, x in fixed.items())))
+
+    got = Counter(p["part"] for p in plan.points)
+    assert got["guard"] == len(variants("null", "reclaimer", allocator="system"))
+    assert got["lists"] == 2 * sum(len(variants(n, "reclaimer", allocator="system"))
+                                   for n in ("harris_michael_list", "lazy_list"))
+    assert got["allocators"] == len(variants("harris_michael_list", "allocator", reclaimer="ebr"))
+    assert got["memory"] == len(variants("harris_michael_list", "reclaimer", allocator="system"))
+    assert plan.grid["reclaimer"][:4] == ["none", "ebr", "hp", "ibr"]
+    for run in plan.runs:
+        o = options(run)
+        part = run.point["part"]
+        assert o["--duration-ms"] == ("20000" if part == "memory" else "1000")
+        assert o.get("--key-range") == (None if part == "guard" else "1000")
+        assert o.get("--insert") == {"guard": None, "lists": "10", "allocators": "25", "memory": "50"}[part]
+
+
+def test_reclaim_page_from_a_shrunk_sweep(tmp_path):
+    out = tmp_path / "reclaim.md"
+    env = {"CDSBENCH_RECLAIM_DURATION_MS": "20", "CDSBENCH_RECLAIM_MEMORY_MS": "100"}
+    p = runner(ROOT / "experiments" / "reclaim.py", "run", "database", "markdown", "--trials", "2", "--out", out,
+               "--results", tmp_path / "r", env=env, timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    text = out.read_text()
+    guard = table_rows(text, "## Cost of an empty guarded operation")
+    assert list(guard) == ["none", "ebr", "hp", "ibr"] and guard["none"][1] == "(reference)"
+    hml = table_rows(text, "## `harris_michael_list` throughput per reclaimer")
+    assert list(hml) == ["none", "ebr", "hp", "ibr"] and hml["ebr"][2] == "(reference)"
+    for r in ("none", "hp", "ibr"):
+        interval(hml[r][2])
+    assert list(table_rows(text, "## `lazy_list` throughput per reclaimer")) == ["none", "ebr"]
+    alloc = table_rows(text, "## `harris_michael_list` with `ebr`, per allocation policy")
+    assert list(alloc) == ["system", "segregated", "pool", "segregated_pool"] and alloc["system"][1] == "(reference)"
+    memory = table_rows(text, "## Memory boundedness: 0.1 s at 100% updates")
+    assert list(memory) == ["none", "ebr", "hp", "ibr"]
+    assert all(row[-1] in ("yes", "no") for row in memory.values())
+    assert memory["ebr"][-1] == "yes"  # epochs bound the limbo lists

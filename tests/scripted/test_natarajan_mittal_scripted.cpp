@@ -1,0 +1,87 @@
+// The Natarajan-Mittal tree's pending delete, scripted (architecture.md §5, "Scripted
+// interleavings"). Its argument (natarajan_mittal.hpp): once a delete has flagged the edge to
+// its leaf, the leaf is still in the set (the ancestor CAS is the delete's linearization) but
+// can no longer be replaced; an update that finds the flagged edge in its way does the
+// delete's cleanup (tag the sibling edge, swing the ancestor's edge) and then goes on, so it
+// never waits for the stalled delete.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "cdsbench/reclaim/ebr.hpp"
+#include "cdsbench/reclaim/none.hpp"
+#include "cdsbench/set/bst/natarajan_mittal.hpp"
+#include "support/quarantine_allocator.hpp"
+#include "support/script.hpp"
+#include "support/scripted_checks.hpp"
+
+namespace {
+
+using namespace cdsb;
+using namespace cdsb::reclaim;
+using cdsb::testing::becomes_true;
+using cdsb::testing::keys_of;
+using cdsb::testing::Mutant;
+using cdsb::testing::Script;
+
+using Q = cdsb::testing::QuarantineAllocator;
+
+// Keys 10, 20, 30 inserted in order: S > I(max-2) > I(20){ leaf 10, I(30){ leaf 20, leaf 30 } }.
+// erase(20) flagged the edge I(30) -> leaf 20 and is parked: nothing tagged, nothing unlinked.
+// 20 is still present (contains finds it, insert(20) fails). insert(25) needs that very edge:
+// it must remove 20 for the delete (moving leaf 30 up) and then insert, while the delete is
+// still parked; released, the delete finds its leaf gone and succeeds.
+template <class Tree>
+std::string flagged_edge_is_cleaned_up() {
+  Tree t(3, ReclaimOptions{.eager = true});
+  for (std::uint64_t k : {10, 20, 30}) t.insert(0, k, k);
+  bool erased = false, inserted = false;
+  std::atomic<bool> done{false};
+  {
+    Script script;
+    const auto flagged = script.park_at("nm.erase.flagged", 1);
+    script.spawn(1, [&] { erased = t.erase(1, 20); });
+    script.wait_parked(flagged);
+    if (!t.contains(0, 20)) return "contains(20) missed a key whose delete has only flagged its edge";
+    if (t.insert(0, 20, 21)) return "insert(20) succeeded while 20 is present (flagged)";
+    script.spawn(2, [&] {
+      inserted = t.insert(2, 25, 25);
+      done.store(true, std::memory_order_release);  // pairs with becomes_true's acquire
+    });
+    if (!becomes_true(done)) return "insert(25) did not finish while the delete it must help was parked";
+    if (!inserted) return "insert(25) failed";
+    if (keys_of(t) != "{10 25 30}") return "keys " + keys_of(t) + " while the delete is parked";
+    if (const std::string bad = t.check_invariants(); !bad.empty()) return "invariants while parked: " + bad;
+    script.release(flagged);
+    script.join(1);
+    script.join(2);
+  }
+  if (!erased) return "the parked erase(20) failed";
+  if (keys_of(t) != "{10 25 30}") return "keys " + keys_of(t);
+  if (const std::string bad = t.check_invariants(); !bad.empty()) return "invariants: " + bad;
+  return "";
+}
+
+template <class Tree>
+class ScriptedNatarajanMittal : public ::testing::Test {};
+using NatarajanMittalTrees = ::testing::Types<NatarajanMittalBst<NoReclaim<Q>>, NatarajanMittalBst<EpochBased<Q>>>;
+TYPED_TEST_SUITE(ScriptedNatarajanMittal, NatarajanMittalTrees);
+
+TYPED_TEST(ScriptedNatarajanMittal, AFlaggedEdgeIsCleanedUpByTheUpdateItBlocks) {
+  Q::reset_leaks();
+  EXPECT_EQ(flagged_edge_is_cleaned_up<TypeParam>(), "");
+  EXPECT_EQ(Q::leaked(), 0);
+}
+
+// The seeded bug: an insert whose CAS failed on a flagged edge retries without cleaning it
+// up, so it spins until the delete is released. The system allocator, not the quarantine:
+// each spin allocates and frees an internal node.
+TEST(ScriptedNatarajanMittalMutants, CatchesAnInsertThatDoesNotHelp) {
+  Mutant bug("nm.insert_skips_help");
+  EXPECT_EQ(flagged_edge_is_cleaned_up<NatarajanMittalBst<EpochBased<>>>(),
+            "insert(25) did not finish while the delete it must help was parked");
+}
+
+}  // namespace
