@@ -42,7 +42,7 @@ bench-overhead: build
 bench-reclaim: build
 	@.venv/bin/cdsbench-run experiments/reclaim.py --out docs/results-reclaim.md
 
-# Node Replication and the black-box baselines: the grid of issue 8 (~15-20 min on 2 cores).
+# Node Replication and the black-box baselines: the grid of issue 8 (1,665 runs, ~40 min on 2 cores).
 bench-nr: build
 	@.venv/bin/cdsbench-run experiments/nr.py --out docs/results-nr.md
 

@@ -1,17 +1,14 @@
 #include "bench/harness/cli.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <iostream>
-#include <set>
 #include <stdexcept>
 #include <sys/resource.h>
 
-#include "bench/core/machine_info.hpp"
+#include "bench/core/report.hpp"
 #include "bench/core/thread_team.hpp"
 #include "bench/harness/options.hpp"
 #include "bench/harness/trial_context.hpp"
-#include "bench/core/report.hpp"
 #include "cdsbench/random/seeding.hpp"
 
 namespace cdsb::bench {
