@@ -19,7 +19,7 @@ namespace {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
-using cdsb::testing::keys_of;
+using cdsb::testing::contents_problem;
 using cdsb::testing::Mutant;
 using cdsb::testing::Script;
 
@@ -44,9 +44,7 @@ std::string insert_into_a_removed_parent() {
     script.join(1);
   }
   if (!inserted) return "insert(25) failed";
-  if (keys_of(t) != "{10 25 30}") return "keys " + keys_of(t) + " after insert(25) succeeded";
-  if (const std::string bad = t.check_invariants(); !bad.empty()) return "invariants: " + bad;
-  return "";
+  return contents_problem(t, "{10 25 30}", " after insert(25) succeeded");
 }
 
 template <class Tree>

@@ -19,7 +19,7 @@ namespace {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
-using cdsb::testing::keys_of;
+using cdsb::testing::contents_problem;
 using cdsb::testing::Mutant;
 using cdsb::testing::Script;
 using cdsb::testing::ScriptTimeout;
@@ -62,9 +62,7 @@ std::string reader_heading_for_the_successor() {
     if (!waited) return "the delete ended without waiting for the reader";
   }
   if (!erased) return "erase(20) failed";
-  if (keys_of(t) != "{10 25 30}") return "keys " + keys_of(t);
-  if (const std::string bad = t.check_invariants(); !bad.empty()) return "invariants: " + bad;
-  return "";
+  return contents_problem(t, "{10 25 30}");
 }
 
 template <class Tree>

@@ -23,7 +23,7 @@ namespace {
 using namespace cdsb;
 using namespace cdsb::reclaim;
 using cdsb::testing::becomes_true;
-using cdsb::testing::keys_of;
+using cdsb::testing::contents_problem;
 using cdsb::testing::Mutant;
 using cdsb::testing::Script;
 
@@ -56,16 +56,13 @@ std::string insert_flagged_is_helped() {
     });
     if (!becomes_true(done)) return "erase(10) did not finish while the insert it must help was parked";
     if (!erased) return "erase(10) failed";
-    if (keys_of(t) != "{15 20 30}") return "keys " + keys_of(t) + " while the insert is parked";
-    if (const std::string bad = t.check_invariants(); !bad.empty()) return "invariants while parked: " + bad;
+    if (std::string bad = contents_problem(t, "{15 20 30}", " while the insert is parked"); !bad.empty()) return bad;
     script.release(flagged);
     script.join(1);
     script.join(2);
   }
   if (!inserted) return "the parked insert(15) failed";
-  if (keys_of(t) != "{15 20 30}") return "keys " + keys_of(t);
-  if (const std::string bad = t.check_invariants(); !bad.empty()) return "invariants: " + bad;
-  return "";
+  return contents_problem(t, "{15 20 30}");
 }
 
 // erase(20) flagged I(20), the grandparent of leaf 20, and is parked before marking I(30):
@@ -89,16 +86,13 @@ std::string delete_flagged_is_helped() {
     });
     if (!becomes_true(done)) return "erase(20) did not finish while the delete it must help was parked";
     if (erased_again) return "a second erase(20) succeeded: it did not complete the flagged delete";
-    if (keys_of(t) != "{10 30}") return "keys " + keys_of(t) + " while the delete is parked";
-    if (const std::string bad = t.check_invariants(); !bad.empty()) return "invariants while parked: " + bad;
+    if (std::string bad = contents_problem(t, "{10 30}", " while the delete is parked"); !bad.empty()) return bad;
     script.release(flagged);
     script.join(1);
     script.join(2);
   }
   if (!erased) return "the parked erase(20) failed";
-  if (keys_of(t) != "{10 30}") return "keys " + keys_of(t);
-  if (const std::string bad = t.check_invariants(); !bad.empty()) return "invariants: " + bad;
-  return "";
+  return contents_problem(t, "{10 30}");
 }
 
 template <class Tree>

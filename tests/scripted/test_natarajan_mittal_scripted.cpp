@@ -22,7 +22,7 @@ namespace {
 using namespace cdsb;
 using namespace cdsb::reclaim;
 using cdsb::testing::becomes_true;
-using cdsb::testing::keys_of;
+using cdsb::testing::contents_problem;
 using cdsb::testing::Mutant;
 using cdsb::testing::Script;
 
@@ -52,16 +52,13 @@ std::string flagged_edge_is_cleaned_up() {
     });
     if (!becomes_true(done)) return "insert(25) did not finish while the delete it must help was parked";
     if (!inserted) return "insert(25) failed";
-    if (keys_of(t) != "{10 25 30}") return "keys " + keys_of(t) + " while the delete is parked";
-    if (const std::string bad = t.check_invariants(); !bad.empty()) return "invariants while parked: " + bad;
+    if (std::string bad = contents_problem(t, "{10 25 30}", " while the delete is parked"); !bad.empty()) return bad;
     script.release(flagged);
     script.join(1);
     script.join(2);
   }
   if (!erased) return "the parked erase(20) failed";
-  if (keys_of(t) != "{10 25 30}") return "keys " + keys_of(t);
-  if (const std::string bad = t.check_invariants(); !bad.empty()) return "invariants: " + bad;
-  return "";
+  return contents_problem(t, "{10 25 30}");
 }
 
 template <class Tree>

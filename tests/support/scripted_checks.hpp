@@ -20,6 +20,16 @@ std::string keys_of(const Set& set) {
   return "{" + s + "}";
 }
 
+// "" when the set holds exactly `keys` (as keys_of prints them) and passes its own invariant
+// check; else what is wrong, with `when` (e.g. " while the delete is parked") after "keys {..}"
+// or "invariants".
+template <class Set>
+std::string contents_problem(const Set& set, const std::string& keys, const std::string& when = "") {
+  if (const std::string got = keys_of(set); got != keys) return "keys " + got + when;
+  if (const std::string bad = set.check_invariants(); !bad.empty()) return "invariants" + when + ": " + bad;
+  return "";
+}
+
 // A figure of a stats report (~0 when absent).
 inline std::uint64_t figure(const StatsReport& r, const std::string& name) {
   for (const auto& [n, v] : r.values)
