@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := demo
 GENERATOR := -G Ninja
 
-.PHONY: demo test deps build build-asan build-tsan bench-overhead bench-reclaim bench-nr bench-bst clean
+.PHONY: demo test deps build build-asan build-tsan bench-overhead bench-reclaim bench-prefill bench-nr bench-bst clean
 
 deps:
 	@scripts/install-deps
@@ -41,6 +41,10 @@ bench-overhead: build
 # Reclaimers and allocation policies: guard cost, list throughput, memory boundedness (~9 min).
 bench-reclaim: build
 	@.venv/bin/cdsbench-run experiments/reclaim.py --out docs/results-reclaim.md
+
+# Steady prefill against a tree aged by 10 x R updates: time, search depth, throughput (~25 min).
+bench-prefill: build
+	@.venv/bin/cdsbench-run experiments/prefill.py --out docs/results-prefill.md
 
 # Node Replication and the black-box baselines: the grid of issue 8 (1,665 runs, ~40 min on 2 cores).
 bench-nr: build

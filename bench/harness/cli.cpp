@@ -39,6 +39,7 @@ Json config_json(const Config& c, const StructureEntry& entry, const std::vector
   }
   j["prefill_mode"] = prefill_mode_name(c.prefill);
   j["prefill_tolerance"] = c.prefill_tolerance;
+  j["prefill_aging"] = c.prefill_aging;
   j["prefill_timeout_ms"] = c.prefill_timeout_ms;
   j["distribution"] = c.distribution.text;
   j["prng"] = std::string(generator_name(c.prng));

@@ -25,6 +25,7 @@ struct Config {
   std::optional<std::uint64_t> ops;  // fixed op count for the update threads instead of a duration
   PrefillMode prefill = PrefillMode::steady;
   double prefill_tolerance = 0.01;   // fraction of the target size
+  double prefill_aging = 0.05;       // steady: aging updates after the build, a multiple of key_range
   std::uint64_t prefill_timeout_ms = 60'000;
   DistributionSpec distribution{};
   GeneratorKind prng = GeneratorKind::xoshiro256starstar;

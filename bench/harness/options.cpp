@@ -39,7 +39,7 @@ double parse_number(const std::string& option, const std::string& text, double m
 struct RawOptions {
   std::string ds, threads = "1", rq_threads = "0", key_range = "1000000", insert = "10",
               delete_ = "10", rq = "0", rq_size = "100", duration_ms, ops, prefill = "steady",
-              prefill_tolerance = "0.01", prefill_timeout_ms = "60000", distribution = "uniform",
+              prefill_tolerance = "0.01", prefill_aging = "0.05", prefill_timeout_ms = "60000", distribution = "uniform",
               prng = "xoshiro256starstar", seed, reseed_every = "0", pin = "compact",
               latency_sample = "0", reclaimer, allocator, malloc, trials = "1", json;
   bool list = false, reclaim_eager = false;
@@ -125,6 +125,7 @@ Config convert(const RawOptions& raw, const Registry& registry) {
   else throw UsageError{"--prefill: unknown mode '" + raw.prefill + "'; allowed: steady, insert-only, none"};
   c.prefill_tolerance = parse_number("--prefill-tolerance", raw.prefill_tolerance, 0, 0.5,
                                      "a fraction of the target size in [0, 0.5]");
+  c.prefill_aging = parse_number("--prefill-aging", raw.prefill_aging, 0, 1000, "a multiple of the key range in [0, 1000]");
   c.prefill_timeout_ms = parse_integer<std::uint64_t>("--prefill-timeout-ms", raw.prefill_timeout_ms, 1, 86'400'000);
 
   auto dist = parse_distribution(raw.distribution);
@@ -244,6 +245,8 @@ std::variant<Config, UsageError, HelpShown> parse_command_line(int argc, const c
   app.add_option("--ops", raw.ops, "Run this many operations in all instead of a duration");
   app.add_option("--prefill", raw.prefill, "steady | insert-only | none [steady]");
   app.add_option("--prefill-tolerance", raw.prefill_tolerance, "Accepted size error, fraction of the target [0.01]");
+  app.add_option("--prefill-aging", raw.prefill_aging,
+                 "Steady prefill: updates at the configured mix after the build, times the key range [0.05]");
   app.add_option("--prefill-timeout-ms", raw.prefill_timeout_ms, "Prefill longer than this is an error [60000]");
   app.add_option("--distribution", raw.distribution,
                  "uniform | zipf:THETA | zipf-unscrambled:THETA | hotspot:HOT_PCT:OPS_PCT [uniform]");

@@ -140,6 +140,7 @@ TrialOutcome run_trial(W& workload, const TrialContext& ctx) {
   const std::uint64_t ops_remainder = cfg.ops ? *cfg.ops % cfg.threads : 0;
   MemoryPhases memory(cfg.process_figures);
 
+  const std::uint64_t prefill_begin = now_ns();  // the plan and the threads' start count as prefill
   workload.prefill_begin();  // the team's first barrier publishes what it sets to the workers
   ThreadTeam team(ctx.topology, ctx.thread_cpus, cfg.process_figures);
   team.start([&](int tid) {
@@ -166,7 +167,6 @@ TrialOutcome run_trial(W& workload, const TrialContext& ctx) {
     workload.thread_finish(tid);
   });
 
-  const std::uint64_t prefill_begin = now_ns();
   team.sync();  // 1
   team.sync();  // 2
   team.sync();  // 3

@@ -15,6 +15,7 @@
 #include <future>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/check/history.hpp"
@@ -22,6 +23,7 @@
 #include "bench/harness/make_structure.hpp"
 #include "bench/harness/trial_context.hpp"
 #include "bench/workloads/op_mix.hpp"
+#include "bench/workloads/prefill_plan.hpp"
 #include "bench/workloads/workload.hpp"
 #include "cdsbench/platform/cache.hpp"
 #include "cdsbench/random/any_generator.hpp"
@@ -82,6 +84,7 @@ class SetWorkload {
         set_(make_structure<S>(cfg_.total_threads(), cfg_.reclaim_eager)),
         keys_(cfg_.distribution, cfg_.key_range, thread_seed(ctx.trial_seed, -1)),
         update_mix_(OpMix::from_percent(cfg_.insert_pct, cfg_.delete_pct, cfg_.rq_pct)),
+        plan_seed_(thread_seed(ctx.trial_seed, -3)),
         target_size_(steady_state_size(cfg_)),
         tolerance_(static_cast<std::int64_t>(cfg_.prefill_tolerance * static_cast<double>(target_size_))) {
     const OpMix rq_only = OpMix::from_percent(0, 0, 100);
@@ -92,7 +95,6 @@ class SetWorkload {
     }
     const double ins = cfg_.insert_pct, del = cfg_.delete_pct;
     prefill_mix_ = OpMix::from_percent(ins + del > 0 ? 100.0 * ins / (ins + del) : 50.0, 0, 0);
-    if (!stores_keys<S> || cfg_.prefill == PrefillMode::none) prefill_done_.store(true);
   }
 
   // Uniform keys: R × ins / (ins + del); 50% when the workload has no updates. A key's
@@ -165,57 +167,43 @@ class SetWorkload {
   }
 
   // ---- steady-state prefill by the measuring threads themselves (P5, P12) ----------------
-  // Phase 1 grows the set with uniform inserts until it is within the tolerance of the
-  // target; phase 2 (steady only) ages its shape with `key_range` updates drawn from the
-  // configured insert:delete ratio, steering back whenever the size leaves the tolerance;
-  // then thread 0 alone corrects the few keys by which concurrent threads overshot.
-  // Prefill keys are uniform even for skewed distributions: rarely drawn keys would take
-  // far longer to reach their stationary state (see steady_state_size).
+  // steady: the threads build a uniform set of about the target size together, in the order
+  // of a PrefillPlan (the shape random inserts give, four times faster); then they age it
+  // with key_range x --prefill-aging updates drawn from the configured insert:delete ratio,
+  // steering back whenever the size leaves the tolerance; then thread 0 alone corrects the
+  // few keys by which the set missed the tolerance. insert-only: uniform random inserts until
+  // within the tolerance (the pitfall, for comparison). Prefill keys are uniform even for
+  // skewed distributions: rarely drawn keys would take far longer to reach their stationary
+  // state (see steady_state_size).
   // Called by the trial's own thread before it releases the workers into prefill.
   void prefill_begin() {
-    aging_left_ = cfg_.prefill == PrefillMode::steady ? static_cast<std::int64_t>(cfg_.key_range) : 0;
     deadline_.start(cfg_.prefill_timeout_ms);
+    if (prefill_skipped() || cfg_.prefill != PrefillMode::steady) return;
+    aging_left_ = static_cast<std::int64_t>(cfg_.prefill_aging * static_cast<double>(cfg_.key_range));
+    plan_ = PrefillPlan(cfg_.key_range, static_cast<std::uint64_t>(target_size_), plan_seed_,
+                        [this](std::uint64_t) { return !deadline_.expired(0); });
   }
 
   void prefill(int tid, ThreadState& st) {
-    const std::int64_t low = target_size_ - tolerance_, high = target_size_ + tolerance_;
-    for (std::uint64_t i = 0; !prefill_done_.load(std::memory_order_relaxed); ++i) {
-      if (deadline_.expired(i)) {
-        prefill_done_.store(true, std::memory_order_relaxed);
-        break;
+    if (prefill_skipped()) return;
+    if (cfg_.prefill == PrefillMode::insert_only) {
+      for (std::uint64_t i = 0; prefill_size_.load(std::memory_order_relaxed) < target_size_ - tolerance_; ++i) {
+        if (deadline_.expired(i)) return;
+        prefill_update(tid, st, true);
       }
-      const std::int64_t size = prefill_size_.load(std::memory_order_relaxed);
-      bool insert;
-      if (!prefill_grown_.load(std::memory_order_relaxed)) {
-        if (size >= low) {
-          prefill_grown_.store(true, std::memory_order_relaxed);
-          if (cfg_.prefill == PrefillMode::insert_only) prefill_done_.store(true, std::memory_order_relaxed);
-          continue;
-        }
-        insert = true;
-      } else {
-        if constexpr (!erases_concurrently<S>) break;  // aged by thread 0 alone, in prefill_correct
-        if (!aging_step(st, low, high, insert)) {
-          prefill_done_.store(true, std::memory_order_relaxed);
-          break;
-        }
-      }
-      prefill_update(tid, st, insert);
+      return;
     }
+    if (!build(tid, st)) return;
+    if constexpr (erases_concurrently<S>) age(tid, st);  // else thread 0 alone, in prefill_correct
   }
 
   void prefill_correct(int tid, ThreadState& st) {
-    if (!stores_keys<S> || cfg_.prefill == PrefillMode::none || prefill_failed()) return;
-    const std::int64_t low = target_size_ - tolerance_, high = target_size_ + tolerance_;
+    plan_.release();
+    if (prefill_skipped() || prefill_failed()) return;
     if constexpr (!erases_concurrently<S>) {
-      // Phase 2 for a structure that cannot erase beside other operations: this thread alone
-      // (the others wait at the barrier), the same aging updates as prefill() runs in parallel.
-      bool insert = true;
-      for (std::uint64_t i = 0; aging_step(st, low, high, insert); ++i) {
-        if (deadline_.expired(i)) return;
-        prefill_update(tid, st, insert);
-      }
+      if (cfg_.prefill == PrefillMode::steady) age(tid, st);
     }
+    const std::int64_t low = target_size_ - tolerance_, high = target_size_ + tolerance_;
     for (std::uint64_t i = 0;; ++i) {
       const std::int64_t size = prefill_size_.load(std::memory_order_relaxed);
       if (size >= low && size <= high) break;
@@ -231,6 +219,8 @@ class SetWorkload {
     j["prefill"] = !stores_keys<S> ? "skipped (the structure stores no keys)" : prefill_mode_name(cfg_.prefill);
     j["prefill_target_size"] = skipped ? 0 : target_size_;
     j["prefill_tolerance_keys"] = skipped ? 0 : tolerance_;
+    j["prefill_aging_updates"] = skipped || cfg_.prefill != PrefillMode::steady
+                                     ? 0 : static_cast<std::int64_t>(cfg_.prefill_aging * static_cast<double>(cfg_.key_range));
     j["prefill_size"] = prefill_size_.load(std::memory_order_relaxed);
     report_prefill_work(j, states_, !prefill_failed());
   }
@@ -253,8 +243,15 @@ class SetWorkload {
     // reclaimer, which may free retired nodes and count them, while a walk may read the counts.
     std::future<std::string> invariant_check;
     if constexpr (HasInvariantCheck<S>) {
-      const auto policy = expected_size >= parallel_validation_size ? std::launch::async : std::launch::deferred;
-      invariant_check = std::async(policy, [this] { return set_->check_invariants(); });
+      // A thread of its own enters the structure as thread 0, whose worker has finished: a
+      // peer's library serves only threads that did (libcds asserts it).
+      const bool own_thread = expected_size >= parallel_validation_size;
+      invariant_check = std::async(own_thread ? std::launch::async : std::launch::deferred, [this, own_thread] {
+        if (own_thread) thread_start(0);
+        std::string problem = set_->check_invariants();
+        if (own_thread) thread_finish(0);
+        return problem;
+      });
     }
 
     // One traversal gives the key sum, the size, the keys outside the range, the search depths
@@ -320,9 +317,52 @@ class SetWorkload {
   }
 
  private:
-  // One aging update of steady prefill (phase 2): whether it inserts (else deletes), drawn
-  // from the configured insert:delete ratio and steered back into the tolerance; false once
-  // the `key_range` updates of aging are spent.
+  bool prefill_skipped() const { return !stores_keys<S> || cfg_.prefill == PrefillMode::none; }
+
+  // Inserts the plan's keys, chunk by chunk, each chunk once every chunk of the earlier rounds
+  // is in; false if the deadline passed (the plan's own scan included).
+  bool build(int tid, ThreadState& st) {
+    if (!plan_.complete()) return false;
+    const auto& chunks = plan_.chunks();
+    const auto& keys = plan_.keys();
+    for (std::uint64_t i = 0;;) {
+      // Relaxed: the ticket only names the chunk this thread inserts.
+      const std::size_t c = next_chunk_.fetch_add(1, std::memory_order_relaxed);
+      if (c >= chunks.size()) return true;
+      // Acquire, pairing with the release below: the earlier rounds' inserts happen before this
+      // chunk's searches, so they find those keys in place (the order is the shape).
+      while (chunks_done_.load(std::memory_order_acquire) < chunks[c].chunks_before) {
+        if (deadline_.expired(i++)) return false;
+        std::this_thread::yield();  // oversubscribed threads let the chunk's owner run
+      }
+      std::int64_t added = 0;
+      for (std::size_t k = chunks[c].begin; k < chunks[c].end; ++k) {
+        if (deadline_.expired(i++)) return false;
+        const auto key = static_cast<Key>(keys[k]);
+        if (set_->insert(tid, key, key)) {
+          st.key_sum += key;
+          ++st.size;
+          ++added;
+        }
+        ++st.prefill_ops;
+      }
+      prefill_size_.fetch_add(added, std::memory_order_relaxed);
+      chunks_done_.fetch_add(1, std::memory_order_release);
+    }
+  }
+
+  // Aging updates until the shared budget is spent (or the deadline passes).
+  void age(int tid, ThreadState& st) {
+    const std::int64_t low = target_size_ - tolerance_, high = target_size_ + tolerance_;
+    bool insert;
+    for (std::uint64_t i = 0; aging_step(st, low, high, insert); ++i) {
+      if (deadline_.expired(i)) return;
+      prefill_update(tid, st, insert);
+    }
+  }
+
+  // One aging update: whether it inserts (else deletes), drawn from the configured
+  // insert:delete ratio and steered back into the tolerance; false once the budget is spent.
   bool aging_step(ThreadState& st, std::int64_t low, std::int64_t high, bool& insert) {
     if (aging_left_.fetch_sub(1, std::memory_order_relaxed) <= 0) return false;
     const std::int64_t size = prefill_size_.load(std::memory_order_relaxed);
@@ -402,14 +442,16 @@ class SetWorkload {
   OpMix update_mix_, prefill_mix_;
   std::vector<Padded<ThreadState>> states_;
 
+  const std::uint64_t plan_seed_;
   const std::int64_t target_size_, tolerance_;
-  // Prefill coordination. All relaxed: they only steer which operation a thread runs next
-  // (a stale read costs an extra insert or delete, which thread 0's correction absorbs);
-  // the barrier after prefill publishes the structure and every count to all threads.
+  PrefillPlan plan_;  // steady: written by prefill_begin before the workers start
+  // Prefill coordination. Relaxed but for chunks_done_ (see build): they only steer which
+  // operation a thread runs next (a stale read costs an extra insert or delete, which thread
+  // 0's correction absorbs); the barrier after prefill publishes the structure and every count.
   alignas(false_sharing_range) std::atomic<std::int64_t> prefill_size_{0};  // exact while prefilling
   alignas(false_sharing_range) std::atomic<std::int64_t> aging_left_{0};
-  alignas(false_sharing_range) std::atomic<bool> prefill_done_{false};
-  std::atomic<bool> prefill_grown_{false};
+  alignas(false_sharing_range) std::atomic<std::size_t> next_chunk_{0};
+  alignas(false_sharing_range) std::atomic<std::size_t> chunks_done_{0};
   PrefillDeadline deadline_;
 };
 

@@ -247,6 +247,19 @@ def test_every_structure_runs_its_first_variant_by_default_and_reports_its_regis
         assert header["blackbox_structure"] == (s["sequential"] or "none"), s["name"]
 
 
+def test_every_peer_validates_a_set_large_enough_for_the_parallel_invariant_check():
+    """From 65,536 keys the invariant walk runs on a thread of its own beside the traversal: a
+    peer's library must accept it (libcds serves attached threads only)."""
+    peers = [s for s in structures() if s["library"] != "cdsbench" and s["kind"] == "ordered_set"]
+    assert peers, "the release harness registers the libraries' ordered sets"
+    for s in peers:
+        code, out, err = run("cdsbench", "--ds", s["name"], "--key-range", "140000", "--duration-ms", "20",
+                             "--pin", "none", "--seed", "3")
+        assert code == 0, (s["name"], err)
+        _, trial, _ = parse_kv(out)
+        assert int(trial["actual_size"]) >= 65_536 and trial["validation"] == "PASS", s["name"]
+
+
 def test_json_config_carries_the_structure_data(tmp_path):
     entries = structures()
     black_box = [e for e in entries if e["kind"] == "black_box"]

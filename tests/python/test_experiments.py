@@ -1,4 +1,4 @@
-"""experiments/bst.py, nr.py and reclaim.py, the experiments behind docs/results-*.md: the grids
+"""experiments/bst.py, nr.py, reclaim.py and prefill.py, the experiments behind docs/results-*.md: the grids
 they plan from the harness's registry, and each one's page from a shrunk sweep of the real
 harness (the assertions of scripts/bench-bst, which they replace, moved here)."""
 import re
@@ -21,7 +21,7 @@ INTERNAL = ["howley_jones_bst", "ramachandran_mittal_bst", "drachsler_bst", "cit
 def clean_env(monkeypatch):
     import os
     for name in list(os.environ):
-        if name.startswith(("CDSBENCH_BST_", "CDSBENCH_NR_", "CDSBENCH_RECLAIM_")):
+        if name.startswith(("CDSBENCH_BST_", "CDSBENCH_NR_", "CDSBENCH_RECLAIM_", "CDSBENCH_PREFILL_")):
             monkeypatch.delenv(name)
 
 
@@ -295,3 +295,43 @@ def test_reclaim_page_from_a_shrunk_sweep(tmp_path):
     assert list(memory) == ["none", "ebr", "hp", "ibr"]
     assert all(row[-1] in ("yes", "no") for row in memory.values())
     assert memory["ebr"][-1] == "yes"  # epochs bound the limbo lists
+
+
+def test_prefill_plans_three_prefills_of_every_tree_and_peer(clean_env):
+    registry = structures()
+    plan = plan_of("prefill")
+    small = [s["name"] for s in registry if s["kind"] == "ordered_set"
+             and (s["search_depths"] or s["library"] != "cdsbench")]
+    alone = [s["name"] for s in registry if not s["concurrent_erase"]]
+    got = Counter((p["part"], p["ds"]) for p in plan.points)
+    assert {ds for part, ds in got if part == "small"} == set(small)
+    assert {ds for part, ds in got if part == "large"} == {"ellen_bst"}
+    for (part, ds), n in got.items():
+        assert n == (2 if ds in alone else 3), (part, ds)  # no `aged` point for an erase that runs alone
+    for run in plan.runs:
+        o = options(run)
+        assert o["--threads"] == "1" and o["--insert"] == "10" and o["--delete"] == "10"
+        assert o["--key-range"] == {"small": "131072", "large": "2000000"}[run.point["part"]]
+        assert o.get("--prefill-aging") == ("10" if run.point["mode"] == "aged" else None)
+        assert o.get("--prefill") == ("insert-only" if run.point["mode"] == "insert-only" else None)
+
+
+def test_prefill_page_from_a_shrunk_sweep(tmp_path):
+    out = tmp_path / "prefill.md"
+    env = {"CDSBENCH_PREFILL_PARTS": "small", "CDSBENCH_PREFILL_STRUCTURES": "ellen_bst,bronson_avl",
+           "CDSBENCH_PREFILL_DURATION_MS": "20"}
+    p = runner(ROOT / "experiments" / "prefill.py", "run", "database", "markdown", "--trials", "2", "--out", out,
+               "--results", tmp_path / "r", env=env, timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    text = out.read_text()
+    times = table_rows(text, "Prefill time")
+    assert list(times) == ["`ellen_bst`", "`bronson_avl`"]
+    steady, aged, insert_only = (float(c) for c in times["`ellen_bst`"])
+    assert aged > steady, "ten times the key range of aging updates take longer than 0.05 times"
+    depth = table_rows(text, "Mean search depth")
+    assert list(depth) == ["`ellen_bst`", "`bronson_avl`"]
+    for row in depth.values():
+        assert all(float(c) > 10 for c in row[:3])  # about 65,536 keys: 16 levels at the least
+        interval(row[3])
+        interval(row[4])
+    assert list(table_rows(text, "Throughput")) == ["`ellen_bst`", "`bronson_avl`"]
