@@ -194,7 +194,10 @@ def sweep(plan: Plan, runs_dir: Path, cwd: Path, timeout_s: float, json_output: 
             if old != harness_sha:
                 shutil.rmtree(runs_dir / run.key)
                 stale += 1
-    todo = [r for r in plan.runs if not run_dir_done(runs_dir, r)]
+    # Trial-major: the n-th trial of every point before any point's (n+1)-th, so a drift of the
+    # machine's speed during the sweep (other tenants, heat) falls on every point alike, not on
+    # the points that happened to run last; the side-by-side ratios of a page stay honest.
+    todo = sorted((r for r in plan.runs if not run_dir_done(runs_dir, r)), key=lambda r: (r.trial, r.point_id))
     keys = {r.key for r in plan.runs}
     foreign = sum(1 for p in runs_dir.iterdir() if not p.name.startswith(".") and p.name not in keys)
     done_before = len(plan.runs) - len(todo)

@@ -3,6 +3,7 @@ a rebuilt harness re-runs, one runner per experiment, the progress bar and its E
 import json
 import os
 import pathlib
+import re
 import shutil
 import signal
 import subprocess
@@ -60,6 +61,9 @@ def test_every_run_keeps_its_command_and_raw_output(tmp_path):
         assert json.loads((d / "output.json").read_text())["summary"]["result"] == "PASS"
     # Not a terminal: one line per run with an ETA.
     assert "[4/4] mode=ok ds=b #1: ok" in p.stdout and "ETA 0:00" in p.stdout
+    # Trial-major: every point's first trial before any point's second, so a drift of the
+    # machine during the sweep falls on every point alike.
+    assert re.findall(r"\] mode=ok ds=(\w) #(\d)", p.stdout) == [("a", "0"), ("b", "0"), ("a", "1"), ("b", "1")]
 
 
 def test_progress_bar_with_eta_on_a_terminal(tmp_path):

@@ -172,6 +172,7 @@
 #include <vector>
 
 #include "cdsbench/platform/cache.hpp"
+#include "cdsbench/platform/interleave.hpp"
 #include "cdsbench/platform/user_stats.hpp"
 #include "cdsbench/reclaim/reclaimer.hpp"
 #include "cdsbench/set/concepts.hpp"
@@ -364,6 +365,7 @@ class HowleyJonesBst {
         // MARK. release: helpers that read it then read curr's (final) links.
         if (curr->op.compare_exchange_strong(expected, OpWord::marked(false), std::memory_order_release,
                                              std::memory_order_relaxed)) {
+          CDSB_INTERLEAVE("hj.erase.marked");  // key erased, node not excised: others excise it
           if (!help_marked(tid, s.pred, s.pred_op, curr)) excise(tid, curr, key);
           return true;
         }
@@ -381,6 +383,7 @@ class HowleyJonesBst {
         // Flag RELOCATE on replace. release: publishes op to helpers.
         if (replace->op.compare_exchange_strong(expected, OpWord::flagged(op), std::memory_order_release,
                                                 std::memory_order_relaxed)) {
+          CDSB_INTERLEAVE("hj.erase.relocate_flagged");  // op on replace, not on dest: others finish it
           bool excised = false;
           if (help_relocate(tid, op, rs.pred, rs.pred_op, replace, /*creator=*/true, excised)) {
             if (!excised) excise(tid, replace, replace_key);
@@ -423,6 +426,7 @@ class HowleyJonesBst {
             if (now.relocate_op()->dest == n) return true;
             return contains_slow(tid, key);
           case OpWord::mark:
+            if (CDSB_MUTANT("hj.contains_ignores_mark")) return true;  // seeded bug: an erased key found
             if (!now.by_relocation()) return false;
             return contains_slow(tid, key);
         }
@@ -593,6 +597,7 @@ class HowleyJonesBst {
     switch (curr_op.state()) {
       case OpWord::childcas: help_child_cas(tid, curr_op.child_cas_op(), curr); break;
       case OpWord::relocate: {
+        if (CDSB_MUTANT("hj.help_skips_relocate")) break;  // seeded bug: waits for the relocation's creator
         bool excised = false;
         help_relocate(tid, curr_op.relocate_op(), pred, pred_op, curr, /*creator=*/false, excised);
         break;
