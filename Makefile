@@ -42,7 +42,7 @@ bench-overhead: build
 bench-reclaim: build
 	@.venv/bin/cdsbench-run experiments/reclaim.py --out docs/results-reclaim.md
 
-# Steady prefill against a tree aged by 10 x R updates: time, search depth, throughput (~25 min).
+# Steady prefill against a tree aged by 10 x R updates: time, search depth, throughput (~10 min).
 bench-prefill: build
 	@.venv/bin/cdsbench-run experiments/prefill.py --out docs/results-prefill.md
 

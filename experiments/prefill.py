@@ -16,7 +16,7 @@ tree or a skip list (ours with search depths, and the peers), key range 2^17; `l
 issue's case, ellen_bst at key range 2M (its `aged` trials take a minute of aging each).
 A structure whose erase must run alone (oneTBB's concurrent_map: unsafe_erase walks its list from
 the head) has no `aged` point: 10 x R such erases take hours. 1 thread, 10% inserts, 10% deletes, uniform keys, 1 s trials, 5 trials per
-point, each its own harness process. About 25 minutes. The environment changes it:
+point, each its own harness process. About 10 minutes. The environment changes it:
 
     CDSBENCH_PREFILL_PARTS=small        these parts only (small, large)
     CDSBENCH_PREFILL_STRUCTURES=ellen_bst,bronson_avl   these rows in every part, not the part's

@@ -168,7 +168,7 @@ class SetWorkload {
 
   // ---- steady-state prefill by the measuring threads themselves (P5, P12) ----------------
   // steady: the threads build a uniform set of about the target size together, in the order
-  // of a PrefillPlan (the shape random inserts give, four times faster); then they age it
+  // of a PrefillPlan (the shape random inserts give, three times faster); then they age it
   // with key_range x --prefill-aging updates drawn from the configured insert:delete ratio,
   // steering back whenever the size leaves the tolerance; then thread 0 alone corrects the
   // few keys by which the set missed the tolerance. insert-only: uniform random inserts until

@@ -32,6 +32,7 @@ SHORT = ["--threads", "2", "--key-range", "2000", "--duration-ms", "100", "--pin
         (["--ds", "null", "--pin", "0,999999", "--threads", "2"], "--pin"),
         (["--ds", "null", "--prefill", "full"], "--prefill"),
         (["--ds", "null", "--prefill-tolerance", "2"], "--prefill-tolerance"),
+        (["--ds", "null", "--prefill-aging", "-1"], "--prefill-aging"),
         (["--ds", "null", "--duration-ms", "10", "--ops", "10"], "--duration-ms/--ops"),
         (["--ds", "null", "--ops", "0"], "--ops"),
         (["--ds", "null", "--rq-size", "0"], "--rq-size"),
