@@ -2,44 +2,36 @@
 // workload (bench/workloads/workload.hpp: the Workload concept); every structure and every
 // kind of workload runs through it.
 //
-// The thread choreography: start and pin all threads, prefill with those same threads (P5),
-// release them together through a barrier, measure for a duration (or an op count) with a
-// stop flag checked every operation, join, validate while quiescent. The report is built by
-// small functions, one per part (throughput, latency, memory, counters), from what each
-// thread recorded.
+// The thread choreography (bench/harness/trial.cpp): start and pin all threads, prefill with
+// those same threads (P5), release them together through a barrier, measure for a duration
+// (or an op count) with a stop flag checked every operation, join, validate while quiescent.
+// The report is built by small functions, one per part (throughput, latency, memory,
+// counters), from what each thread recorded.
+//
+// The choreography is compiled once: it sees a workload through TrialWorkload, one virtual
+// call per thread and phase. Only the measured loop and the workload's own code are
+// instantiated per structure, so the registry's many variants compile fast.
 #pragma once
 
-#include <algorithm>
-#include <array>
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <memory>
-#include <optional>
-#include <string>
-#include <thread>
-#include <vector>
+#include <utility>
 
 #include "bench/core/clock.hpp"
 #include "bench/core/latency.hpp"
-#include "bench/core/machine_info.hpp"
-#include "bench/core/perf_counters.hpp"
-#include "bench/core/report.hpp"
-#include "bench/core/thread_team.hpp"
-#include "bench/harness/config.hpp"
 #include "bench/harness/trial_context.hpp"
 #include "bench/workloads/workload.hpp"
-#include "cdsbench/platform/cache.hpp"
-#include "cdsbench/platform/topology.hpp"
 
 namespace cdsb::bench {
 
 // The measured loop. Returns the number of operations run. Latency sampling times one
 // operation in `sample_every` (countdown, so the common path is one decrement and a
-// predictable branch); the stop flag is a relaxed load of a line written once.
-template <Workload W, class Histograms>
+// predictable branch); the stop flag is a relaxed load of a line written once. `latency`
+// holds one histogram per op type (null when not sampling).
+template <Workload W>
 std::uint64_t measured_loop(W& workload, int tid, typename W::ThreadState& st, const std::atomic<bool>& stop,
-                            std::uint64_t op_limit, std::uint32_t sample_every, Histograms* latency) {
+                            std::uint64_t op_limit, std::uint32_t sample_every, LatencyHistogram* latency) {
   std::uint64_t ops = 0;
   std::uint64_t until_sample = sample_every ? sample_every : UINT64_MAX;
   while (ops < op_limit && !stop.load(std::memory_order_relaxed)) {
@@ -47,7 +39,7 @@ std::uint64_t measured_loop(W& workload, int tid, typename W::ThreadState& st, c
       until_sample = sample_every;
       const std::uint64_t begin = now_ns();
       const int op = workload.step(tid, st);
-      (*latency)[op].record(now_ns() - begin);
+      latency[op].record(now_ns() - begin);
     } else {
       workload.step(tid, st);
     }
@@ -56,174 +48,67 @@ std::uint64_t measured_loop(W& workload, int tid, typename W::ThreadState& st, c
   return ops;
 }
 
-// What one thread's measured loop gave besides the team's figures, on its own cache lines.
-template <int OpTypes>
-struct alignas(false_sharing_range) ThreadResult {
-  using Histograms = std::array<LatencyHistogram, OpTypes>;
-  std::uint64_t ops = 0;
-  std::unique_ptr<Histograms> latency;  // only when sampling (P11)
+// A workload as the choreography sees it: the Workload protocol with the thread's state
+// bound, and the measured loop behind `measure`.
+class TrialWorkload {
+ public:
+  virtual ~TrialWorkload() = default;
+  virtual int op_type_count() const = 0;
+  virtual const char* op_type_name(int op) const = 0;
+  virtual void thread_start(int tid) = 0;
+  virtual void thread_finish(int tid) = 0;
+  virtual void prefill_begin() = 0;
+  virtual void prefill(int tid) = 0;
+  virtual void prefill_correct(int tid) = 0;
+  virtual bool prefill_failed() const = 0;
+  virtual void report_prefill(Json& j) const = 0;
+  virtual std::uint64_t measure(int tid, const std::atomic<bool>& stop, std::uint64_t op_limit, std::uint32_t sample_every,
+                                LatencyHistogram* latency) = 0;
+  virtual bool finish(Json& j) = 0;
 };
 
-// Throughput: update threads over the span from the first start to the last end; the
-// dedicated range-query threads apart (P10).
-template <int OpTypes>
-void report_throughput(Json& j, const Config& cfg, const std::vector<ThreadResult<OpTypes>>& results,
-                       const std::vector<ThreadFigures>& figures) {
-  std::uint64_t first_start = UINT64_MAX, last_end = 0, update_ops = 0, rq_thread_ops = 0;
-  double thread_min = 0, thread_max = 0;
-  for (int tid = 0; tid < static_cast<int>(results.size()); ++tid) {
-    const auto& r = results[tid];
-    const auto& f = figures[tid];
-    first_start = std::min(first_start, f.start_ns);
-    last_end = std::max(last_end, f.end_ns);
-    if (tid >= cfg.threads) {
-      rq_thread_ops += r.ops;
-      continue;
-    }
-    update_ops += r.ops;
-    const double secs = static_cast<double>(std::max<std::uint64_t>(f.end_ns - f.start_ns, 1)) / 1e9;
-    const double rate = static_cast<double>(r.ops) / secs;
-    thread_min = tid == 0 ? rate : std::min(thread_min, rate);
-    thread_max = tid == 0 ? rate : std::max(thread_max, rate);
-  }
-  const double elapsed_s = static_cast<double>(std::max<std::uint64_t>(last_end - first_start, 1)) / 1e9;
-  j["elapsed_ms"] = elapsed_s * 1e3;
-  j["total_ops"] = update_ops;
-  j["throughput_ops_per_s"] = static_cast<double>(update_ops) / elapsed_s;
-  j["ns_per_op_per_thread"] = update_ops ? elapsed_s * 1e9 * cfg.threads / static_cast<double>(update_ops) : 0.0;
-  j["thread_throughput_min_ops_per_s"] = thread_min;
-  j["thread_throughput_max_ops_per_s"] = thread_max;
-  if (cfg.rq_threads > 0) {
-    j["rq_thread_ops"] = rq_thread_ops;
-    j["rq_thread_throughput_ops_per_s"] = static_cast<double>(rq_thread_ops) / elapsed_s;
-  }
-  Json per_thread = Json::array();
-  for (const auto& r : results) per_thread.push_back(r.ops);
-  j["thread_ops"] = per_thread;
-}
-
-// Latency percentiles per op type, from the merged per-thread histograms.
 template <Workload W>
-void report_latency(Json& j, const std::vector<ThreadResult<W::op_type_count>>& results) {
-  Json histograms = Json::object();
-  for (int op = 0; op < W::op_type_count; ++op) {
-    LatencyHistogram merged;
-    for (const auto& r : results) merged.merge((*r.latency)[op]);
-    put_latency(j, histograms, W::op_type_name(op), merged);
+class TrialWorkloadOf final : public TrialWorkload {
+ public:
+  explicit TrialWorkloadOf(W& workload) : w_(workload) {}
+  explicit TrialWorkloadOf(std::unique_ptr<W> owned) : owned_(std::move(owned)), w_(*owned_) {}
+  int op_type_count() const override { return W::op_type_count; }
+  const char* op_type_name(int op) const override { return W::op_type_name(op); }
+  void thread_start(int tid) override { w_.thread_start(tid); }
+  void thread_finish(int tid) override { w_.thread_finish(tid); }
+  void prefill_begin() override { w_.prefill_begin(); }
+  void prefill(int tid) override { w_.prefill(tid, w_.state(tid)); }
+  void prefill_correct(int tid) override { w_.prefill_correct(tid, w_.state(tid)); }
+  bool prefill_failed() const override { return w_.prefill_failed(); }
+  void report_prefill(Json& j) const override { w_.report_prefill(j); }
+  std::uint64_t measure(int tid, const std::atomic<bool>& stop, std::uint64_t op_limit, std::uint32_t sample_every,
+                        LatencyHistogram* latency) override {
+    return measured_loop(w_, tid, w_.state(tid), stop, op_limit, sample_every, latency);
   }
-  j["latency_histogram_ns"] = histograms;  // [lower, upper, count]; JSON output only
-}
+  bool finish(Json& j) override { return w_.finish(j); }
 
-// Hardware and software counters per operation, summed over all measuring threads.
-template <int OpTypes>
-void report_counters(Json& j, const std::vector<ThreadResult<OpTypes>>& results, const std::vector<ThreadFigures>& figures) {
-  PerfTotals totals;
-  std::uint64_t ops = 0;
-  for (std::size_t tid = 0; tid < results.size(); ++tid) {
-    totals.add(*figures[tid].counters);
-    ops += results[tid].ops;
-  }
-  put_counters(j, totals, *figures[0].counters, ops);
-}
+ private:
+  std::unique_ptr<W> owned_;  // when the trial owns the workload: destroying this is its teardown
+  W& w_;
+};
+
+// Runs one trial of a workload (trial.cpp).
+TrialOutcome run_trial(TrialWorkload& workload, const TrialContext& ctx);
 
 template <Workload W>
 TrialOutcome run_trial(W& workload, const TrialContext& ctx) {
-  const Config& cfg = ctx.config;
-  using Result = ThreadResult<W::op_type_count>;
-  std::vector<Result> results(cfg.total_threads());
-
-  // Relaxed is enough for the stop flag and the running count: they carry no data. What the
-  // workers wrote is published to this thread by join(), and the barriers order the phases.
-  std::atomic<bool> stop{false};
-  std::atomic<int> update_threads_running{cfg.threads};
-  const std::uint64_t per_thread_ops = cfg.ops ? *cfg.ops / cfg.threads : UINT64_MAX;
-  const std::uint64_t ops_remainder = cfg.ops ? *cfg.ops % cfg.threads : 0;
-  MemoryPhases memory(cfg.process_figures);
-
-  const std::uint64_t prefill_begin = now_ns();  // the plan and the threads' start count as prefill
-  workload.prefill_begin();  // the team's first barrier publishes what it sets to the workers
-  ThreadTeam team(ctx.topology, ctx.thread_cpus, cfg.process_figures);
-  team.start([&](int tid) {
-    Result& r = results[tid];
-    if (cfg.latency_sample) r.latency = std::make_unique<typename Result::Histograms>();
-    auto& st = workload.state(tid);
-    workload.thread_start(tid);
-    team.sync();  // 1: everyone started
-    workload.prefill(tid, st);
-    team.sync();  // 2: parallel prefill done
-    if (tid == 0) workload.prefill_correct(tid, st);
-    team.sync();  // 3: prefill complete
-    team.sync();  // 4: start the measured phase
-
-    const bool update_thread = tid < cfg.threads;
-    const std::uint64_t limit = update_thread ? per_thread_ops + (static_cast<std::uint64_t>(tid) < ops_remainder)
-                                              : UINT64_MAX;  // range-query threads run until the update threads stop
-    team.begin_measured(tid);
-    r.ops = measured_loop(workload, tid, st, stop, limit, cfg.latency_sample, r.latency.get());
-    team.end_measured(tid);
-    // With --ops, the last update thread to finish stops the range-query threads.
-    if (update_thread && update_threads_running.fetch_sub(1, std::memory_order_relaxed) == 1)
-      stop.store(true, std::memory_order_relaxed);
-    workload.thread_finish(tid);
-  });
-
-  team.sync();  // 1
-  team.sync();  // 2
-  team.sync();  // 3
-  const double prefill_ms = static_cast<double>(now_ns() - prefill_begin) / 1e6;
-  memory.after("prefill");
-  const bool prefill_failed = workload.prefill_failed();
-  if (prefill_failed) stop.store(true, std::memory_order_relaxed);  // measure nothing
-  team.sync();  // 4
-  if (!cfg.ops && !prefill_failed) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(cfg.duration_ms));
-    stop.store(true, std::memory_order_relaxed);
-  }
-  team.join();
-  memory.end();
-
-  TrialOutcome out;
-  Json& j = out.report;
-  j["trial"] = ctx.trial;
-  j["trial_seed"] = ctx.trial_seed;
-  j["prefill_time_ms"] = prefill_ms;
-  report_throughput(j, cfg, results, team.figures());
-  j["pin_failures"] = team.pin_failures();
-  if (cfg.latency_sample) report_latency<W>(j, results);
-  memory.put(j);
-  if (cfg.process_figures) report_counters(j, results, team.figures());
-  workload.report_prefill(j);
-  if (prefill_failed) {
-    out.status = TrialStatus::prefill_timeout;
-    j["validation"] = "FAIL";
-    j["validation_error"] = "prefill did not converge before --prefill-timeout-ms";
-    return out;
-  }
-  const std::uint64_t validation_begin = now_ns();
-  out.status = workload.finish(j) ? TrialStatus::ok : TrialStatus::validation_failed;
-  j["validation_time_ms"] = static_cast<double>(now_ns() - validation_begin) / 1e6;
-  return out;
+  TrialWorkloadOf<W> erased(workload);
+  return run_trial(static_cast<TrialWorkload&>(erased), ctx);
 }
 
 // A trial of a workload it builds and destroys: the structure's teardown (freeing every node)
-// is part of what a user waits for between trials, so it is timed. After the process's last
-// trial a release build leaves the nodes to the process's exit, which returns the memory at
-// once; sanitizer builds always free them, so LeakSanitizer checks that teardown frees all.
+// is part of what a user waits for between trials, so it is timed (trial.cpp says when it is
+// left to the process's exit).
+TrialOutcome run_owned_trial(std::unique_ptr<TrialWorkload> workload, const TrialContext& ctx);
+
 template <Workload W>
 TrialOutcome run_owned_trial(const TrialContext& ctx) {
-  auto workload = std::make_unique<W>(ctx);
-  TrialOutcome out = run_trial(*workload, ctx);
-  if (ctx.last_in_process && !built_with_sanitizer) {
-    static_cast<void>(workload.release());
-    out.report["teardown"] = "process_exit";
-    out.report["teardown_time_ms"] = 0.0;
-    return out;
-  }
-  const std::uint64_t teardown_begin = now_ns();
-  workload.reset();
-  out.report["teardown"] = "freed";
-  out.report["teardown_time_ms"] = static_cast<double>(now_ns() - teardown_begin) / 1e6;
-  return out;
+  return run_owned_trial(std::make_unique<TrialWorkloadOf<W>>(std::make_unique<W>(ctx)), ctx);
 }
 
 }  // namespace cdsb::bench

@@ -35,6 +35,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -116,13 +117,11 @@ std::unique_ptr<M> make_method(const TrialContext& ctx) {
   }
 }
 
-// Recorder: NoRecorder for measurement, HistoryRecorder for linearizability histories.
-template <class M, class Recorder = NoRecorder>
-class BlackBoxWorkload {
+// Everything of the black-box workload that does not depend on the method or the structure,
+// compiled once (blackbox_workload.cpp): the threads' generators and counts, the prefill's
+// tickets and deadline, its report, and the checksum comparison of validation.
+class BlackBoxWorkloadCore {
  public:
-  using D = typename M::structure_type;
-  using Traits = BlackBox<D>;
-  using Op = typename Traits::Op;
   static constexpr int op_type_count = 3;
   static const char* op_type_name(int op) {
     static constexpr std::array names{"read", "add", "remove"};
@@ -138,39 +137,70 @@ class BlackBoxWorkload {
     std::unique_ptr<std::array<std::uint64_t, cache_line_size / 8>[]> private_lines;
   };
 
+  // How the sequential structure is prefilled (from BlackBox<D>).
+  struct PrefillRule {
+    std::uint64_t paper_items;  // items the paper prefills
+    bool distinct_keys;         // prefill keys must be distinct (capped at the key range)
+  };
+
+  BlackBoxWorkloadCore(const TrialContext& ctx, PrefillRule rule);
+
+  // Items prefilled: --prefill-items, else the paper's count; capped at the key range for
+  // the structures whose prefill keys must be distinct; 0 with --prefill none.
+  static std::uint64_t prefill_target(const Config& c, PrefillRule rule);
+
+  ThreadState& state(int tid) { return *states_[tid]; }
+  void thread_start(int) {}
+  void thread_finish(int) {}
+
+  void prefill_begin() { deadline_.start(cfg_.prefill_timeout_ms); }
+  void prefill_correct(int, ThreadState&) {}
+  bool prefill_failed() const { return deadline_.timed_out(); }
+  void report_prefill(Json& j) const;
+
+ protected:
+  // The next prefill item's ticket; nullopt when the target is reached or the deadline passed.
+  std::optional<std::uint64_t> next_prefill_ticket(std::uint64_t iteration);
+  // The expected totals from the threads' counts (and the counts' report).
+  ItemTotals expected_totals(Json& j) const;
+  // The validation error ("" if none) from the method's invariant check and the structure's
+  // totals against the expected ones; reports all three.
+  std::string compare(Json& j, const std::string& invariants, ItemTotals expected, ItemTotals actual) const;
+  // Reports the verdict; true when it passed.
+  static bool conclude(Json& j, const std::string& error);
+
+  void external_work(ThreadState& st) {
+    for (std::uint32_t i = 0; i < cfg_.external_work; ++i) ++st.private_lines[st.rng.next() & (external_lines - 1)][0];
+  }
+
+  const Config& cfg_;
+  KeyDistribution keys_;
+  FeistelPermutation prefill_keys_;
+  const std::uint64_t prefill_target_;
+  std::vector<Padded<ThreadState>> states_;
+  alignas(false_sharing_range) std::atomic<std::uint64_t> next_ticket_{0};
+  PrefillDeadline deadline_;
+};
+
+// Recorder: NoRecorder for measurement, HistoryRecorder for linearizability histories.
+template <class M, class Recorder = NoRecorder>
+class BlackBoxWorkload final : public BlackBoxWorkloadCore {
+ public:
+  using D = typename M::structure_type;
+  using Traits = BlackBox<D>;
+  using Op = typename Traits::Op;
+
   explicit BlackBoxWorkload(const TrialContext& ctx)
     requires(!Recorder::enabled)
       : BlackBoxWorkload(ctx, Recorder{}) {}
 
   BlackBoxWorkload(const TrialContext& ctx, Recorder recorder)
-      : cfg_(ctx.config),
+      : BlackBoxWorkloadCore(ctx, {Traits::paper_prefill, Traits::distinct_prefill}),
         recorder_(std::move(recorder)),
-        method_(make_method<M>(ctx)),
-        keys_(cfg_.distribution, cfg_.key_range, thread_seed(ctx.trial_seed, -1)),
-        prefill_keys_(cfg_.key_range, thread_seed(ctx.trial_seed, -2)),
-        prefill_target_(prefill_target(cfg_)) {
-    const OpMix mix = OpMix::from_percent(cfg_.insert_pct, cfg_.delete_pct, 0);
-    states_.reserve(cfg_.total_threads());
-    for (int tid = 0; tid < cfg_.total_threads(); ++tid) {
-      auto& st = states_.emplace_back(cfg_, ctx.trial_seed, tid, mix);
-      if (cfg_.external_work) st->private_lines = std::make_unique<std::array<std::uint64_t, cache_line_size / 8>[]>(external_lines);
-    }
-  }
-
-  // Items prefilled: --prefill-items, else the paper's count; capped at the key range for
-  // the structures whose prefill keys must be distinct; 0 with --prefill none.
-  static std::uint64_t prefill_target(const Config& c) {
-    if (c.prefill == PrefillMode::none) return 0;
-    std::uint64_t n = c.prefill_items.value_or(Traits::paper_prefill);
-    if (Traits::distinct_prefill || !c.prefill_items) n = std::min(n, c.key_range);
-    return n;
-  }
+        method_(make_method<M>(ctx)) {}
 
   M& method() { return *method_; }
   const Recorder& recorder() const { return recorder_; }
-  ThreadState& state(int tid) { return *states_[tid]; }
-  void thread_start(int) {}
-  void thread_finish(int) {}
 
   // One measured operation.
   int step(int tid, ThreadState& st) {
@@ -197,16 +227,11 @@ class BlackBoxWorkload {
   }
 
   // ---- prefill by the measuring threads (P5) ---------------------------------------------
-  void prefill_begin() { deadline_.start(cfg_.prefill_timeout_ms); }
-
   void prefill(int tid, ThreadState& st) {
     for (std::uint64_t i = 0;; ++i) {
-      if (deadline_.expired(i)) return;
-      // Relaxed: a ticket only names which item this thread adds; the barrier after prefill
-      // publishes the structure and the counts.
-      const std::uint64_t ticket = next_ticket_.fetch_add(1, std::memory_order_relaxed);
-      if (ticket >= prefill_target_) return;
-      const std::uint64_t key = Traits::distinct_prefill ? 1 + prefill_keys_(ticket) : 1 + uniform_below(st.rng, cfg_.key_range);
+      const auto ticket = next_prefill_ticket(i);
+      if (!ticket) return;
+      const std::uint64_t key = Traits::distinct_prefill ? 1 + prefill_keys_(*ticket) : 1 + uniform_below(st.rng, cfg_.key_range);
       const Op op = Traits::add(key, st.rng.next());
       const auto result = method_->execute(tid, op);
       const ItemEffect effect = Traits::effect(bb_add, op, result);
@@ -215,40 +240,13 @@ class BlackBoxWorkload {
       ++st.prefill_ops;
     }
   }
-  void prefill_correct(int, ThreadState&) {}
-  bool prefill_failed() const { return deadline_.timed_out(); }
-
-  void report_prefill(Json& j) const {
-    j["prefill"] = prefill_target_ ? "items"
-                   : cfg_.prefill == PrefillMode::none ? "none"
-                                                       : "skipped (the structure has no items to fill)";
-    j["prefill_target_size"] = prefill_target_;
-    report_prefill_work(j, states_, !prefill_failed());
-  }
 
   // ---- quiescent validation (P6) and the workload's figures -----------------------------
   bool finish(Json& j) {
-    report_counts<BlackBoxWorkload>(j, states_);
-    ItemTotals expected;
-    for (const auto& st : states_) {
-      expected.sum += st->item_sum;
-      expected.count += st->items;
-    }
-    j["external_work_lines"] = cfg_.external_work;
-
+    const ItemTotals expected = expected_totals(j);
     // The method's own check first: for NR it brings every replica up to date and compares.
-    std::string error;
-    std::string invariants = method_->check_invariants();
-    if (!invariants.empty()) error = "invariant violated: " + invariants;
-    j["invariants"] = invariants.empty() ? "ok" : invariants;
-    const ItemTotals actual = Traits::totals(method_->structure());
-    j["expected_items"] = expected.count;
-    j["actual_items"] = actual.count;
-    j["expected_item_checksum"] = expected.sum;
-    j["actual_item_checksum"] = actual.sum;
-    if (error.empty() && actual.count != expected.count) error = "item count differs from successful adds minus removes";
-    if (error.empty() && actual.sum != expected.sum) error = "item checksum differs from items added minus removed";
-
+    const std::string invariants = method_->check_invariants();
+    const std::string error = compare(j, invariants, expected, Traits::totals(method_->structure()));
     j["structure_memory_bytes"] = method_->memory_bytes();
     if constexpr (NodeReplicatedMethod<M>) {
       const int n = cfg_.total_threads();
@@ -272,10 +270,7 @@ class BlackBoxWorkload {
       j["fc_avg_batch"] = method_->combines() ? static_cast<double>(method_->combined_ops()) / static_cast<double>(method_->combines()) : 0.0;
     }
     if constexpr (requires { { method_->stats() } -> std::same_as<StatsReport>; }) put_stats(j, method_->stats());
-
-    j["validation"] = error.empty() ? "PASS" : "FAIL";
-    if (!error.empty()) j["validation_error"] = error;
-    return error.empty();
+    return conclude(j, error);
   }
 
  private:
@@ -291,19 +286,8 @@ class BlackBoxWorkload {
     }
   }
 
-  void external_work(ThreadState& st) {
-    for (std::uint32_t i = 0; i < cfg_.external_work; ++i) ++st.private_lines[st.rng.next() & (external_lines - 1)][0];
-  }
-
-  const Config& cfg_;
   Recorder recorder_;
   std::unique_ptr<M> method_;
-  KeyDistribution keys_;
-  FeistelPermutation prefill_keys_;
-  const std::uint64_t prefill_target_;
-  std::vector<Padded<ThreadState>> states_;
-  alignas(false_sharing_range) std::atomic<std::uint64_t> next_ticket_{0};
-  PrefillDeadline deadline_;
 };
 
 }  // namespace cdsb::bench

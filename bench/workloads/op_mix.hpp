@@ -19,12 +19,12 @@ struct OpMix {
     auto at = [](double pct) { return static_cast<std::uint64_t>(pct / 100.0 * scale + 0.5); };
     return {at(ins), at(ins + del), at(ins + del + rq)};
   }
+  // Branch-free: the type is random, so a branch per threshold would often be mispredicted.
+  // The thresholds are cumulative, so how many of them u is below names the type.
   int draw(std::uint64_t random) const noexcept {
+    static constexpr int type_below[4] = {op_read, op_range_query, op_delete, op_insert};
     const std::uint64_t u = random >> 32;
-    if (u < insert_below) return op_insert;
-    if (u < delete_below) return op_delete;
-    if (u < rq_below) return op_range_query;
-    return op_read;
+    return type_below[int{u < insert_below} + int{u < delete_below} + int{u < rq_below}];
   }
 };
 

@@ -7,7 +7,6 @@
 // the tree it left while the flagger is still parked, then releases the flagger.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -15,17 +14,16 @@
 #include "cdsbench/reclaim/none.hpp"
 #include "cdsbench/set/bst/ellen.hpp"
 #include "support/quarantine_allocator.hpp"
-#include "support/script.hpp"
+#include "support/script.hpp"  // Mutant
 #include "support/scripted_checks.hpp"
 
 namespace {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
-using cdsb::testing::becomes_true;
 using cdsb::testing::contents_problem;
+using cdsb::testing::helped_while_parked;
 using cdsb::testing::Mutant;
-using cdsb::testing::Script;
 
 using Q = cdsb::testing::QuarantineAllocator;
 
@@ -43,24 +41,12 @@ std::string insert_flagged_is_helped() {
   Tree t(3, ReclaimOptions{.eager = true});
   fill(t);
   bool inserted = false, erased = false;
-  std::atomic<bool> done{false};
-  {
-    Script script;
-    const auto flagged = script.park_at("ellen.insert.flagged", 1);
-    script.spawn(1, [&] { inserted = t.insert(1, 15, 15); });
-    script.wait_parked(flagged);
-    if (t.contains(0, 15)) return "contains(15) found a key whose insert has not linked it";
-    script.spawn(2, [&] {
-      erased = t.erase(2, 10);
-      done.store(true, std::memory_order_release);  // pairs with becomes_true's acquire
-    });
-    if (!becomes_true(done)) return "erase(10) did not finish while the insert it must help was parked";
-    if (!erased) return "erase(10) failed";
-    if (std::string bad = contents_problem(t, "{15 20 30}", " while the insert is parked"); !bad.empty()) return bad;
-    script.release(flagged);
-    script.join(1);
-    script.join(2);
-  }
+  const std::string problem = helped_while_parked(
+      "ellen.insert.flagged", [&] { inserted = t.insert(1, 15, 15); },
+      [&] { return t.contains(0, 15) ? "contains(15) found a key whose insert has not linked it" : ""; },
+      [&] { erased = t.erase(2, 10); }, "erase(10) did not finish while the insert it must help was parked",
+      [&] { return !erased ? "erase(10) failed" : contents_problem(t, "{15 20 30}", " while the insert is parked"); });
+  if (!problem.empty()) return problem;
   if (!inserted) return "the parked insert(15) failed";
   return contents_problem(t, "{15 20 30}");
 }
@@ -73,24 +59,15 @@ std::string delete_flagged_is_helped() {
   Tree t(3, ReclaimOptions{.eager = true});
   fill(t);
   bool erased = false, erased_again = true;
-  std::atomic<bool> done{false};
-  {
-    Script script;
-    const auto flagged = script.park_at("ellen.erase.flagged", 1);
-    script.spawn(1, [&] { erased = t.erase(1, 20); });
-    script.wait_parked(flagged);
-    if (!t.contains(0, 20)) return "contains(20) missed a key whose delete is only flagged";
-    script.spawn(2, [&] {
-      erased_again = t.erase(2, 20);
-      done.store(true, std::memory_order_release);  // pairs with becomes_true's acquire
-    });
-    if (!becomes_true(done)) return "erase(20) did not finish while the delete it must help was parked";
-    if (erased_again) return "a second erase(20) succeeded: it did not complete the flagged delete";
-    if (std::string bad = contents_problem(t, "{10 30}", " while the delete is parked"); !bad.empty()) return bad;
-    script.release(flagged);
-    script.join(1);
-    script.join(2);
-  }
+  const std::string problem = helped_while_parked(
+      "ellen.erase.flagged", [&] { erased = t.erase(1, 20); },
+      [&] { return !t.contains(0, 20) ? "contains(20) missed a key whose delete is only flagged" : ""; },
+      [&] { erased_again = t.erase(2, 20); }, "erase(20) did not finish while the delete it must help was parked",
+      [&] {
+        return erased_again ? "a second erase(20) succeeded: it did not complete the flagged delete"
+                            : contents_problem(t, "{10 30}", " while the delete is parked");
+      });
+  if (!problem.empty()) return problem;
   if (!erased) return "the parked erase(20) failed";
   return contents_problem(t, "{10 30}");
 }

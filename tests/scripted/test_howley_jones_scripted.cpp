@@ -6,7 +6,6 @@
 // for a stalled eraser (lock-freedom), and contains answers from the op word it reads.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -14,17 +13,16 @@
 #include "cdsbench/reclaim/none.hpp"
 #include "cdsbench/set/bst/howley_jones.hpp"
 #include "support/quarantine_allocator.hpp"
-#include "support/script.hpp"
+#include "support/script.hpp"  // Mutant
 #include "support/scripted_checks.hpp"
 
 namespace {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
-using cdsb::testing::becomes_true;
 using cdsb::testing::contents_problem;
+using cdsb::testing::helped_while_parked;
 using cdsb::testing::Mutant;
-using cdsb::testing::Script;
 
 using Q = cdsb::testing::QuarantineAllocator;
 
@@ -43,24 +41,15 @@ std::string marked_node_is_excised_by_others() {
   Tree t(3, ReclaimOptions{.eager = true});
   fill(t);
   bool erased = false, inserted = false;
-  std::atomic<bool> done{false};
-  {
-    Script script;
-    const auto marked = script.park_at("hj.erase.marked", 1);
-    script.spawn(1, [&] { erased = t.erase(1, 10); });
-    script.wait_parked(marked);
-    if (t.contains(0, 10)) return "contains(10) found a key whose erase is linearized (its node is marked)";
-    script.spawn(2, [&] {
-      inserted = t.insert(2, 10, 10);
-      done.store(true, std::memory_order_release);  // pairs with becomes_true's acquire
-    });
-    if (!becomes_true(done)) return "insert(10) did not finish while the erase it must help was parked";
-    if (!inserted) return "insert(10) failed: the marked node still counted as 10";
-    if (std::string bad = contents_problem(t, "{10 20 30 40}", " while the erase is parked"); !bad.empty()) return bad;
-    script.release(marked);
-    script.join(1);
-    script.join(2);
-  }
+  const std::string problem = helped_while_parked(
+      "hj.erase.marked", [&] { erased = t.erase(1, 10); },
+      [&] { return t.contains(0, 10) ? "contains(10) found a key whose erase is linearized (its node is marked)" : ""; },
+      [&] { inserted = t.insert(2, 10, 10); }, "insert(10) did not finish while the erase it must help was parked",
+      [&] {
+        return !inserted ? "insert(10) failed: the marked node still counted as 10"
+                         : contents_problem(t, "{10 20 30 40}", " while the erase is parked");
+      });
+  if (!problem.empty()) return problem;
   if (!erased) return "the parked erase(10) failed";
   return contents_problem(t, "{10 20 30 40}");
 }
@@ -74,24 +63,12 @@ std::string relocation_is_finished_by_others() {
   Tree t(3, ReclaimOptions{.eager = true});
   fill(t);
   bool erased = false, inserted = false;
-  std::atomic<bool> done{false};
-  {
-    Script script;
-    const auto flagged = script.park_at("hj.erase.relocate_flagged", 1);
-    script.spawn(1, [&] { erased = t.erase(1, 20); });
-    script.wait_parked(flagged);
-    if (!t.contains(0, 20)) return "contains(20) missed a key whose relocation has not reached its key CAS";
-    script.spawn(2, [&] {
-      inserted = t.insert(2, 25, 25);
-      done.store(true, std::memory_order_release);  // pairs with becomes_true's acquire
-    });
-    if (!becomes_true(done)) return "insert(25) did not finish while the relocation it must help was parked";
-    if (!inserted) return "insert(25) failed";
-    if (std::string bad = contents_problem(t, "{10 25 30 40}", " while the erase is parked"); !bad.empty()) return bad;
-    script.release(flagged);
-    script.join(1);
-    script.join(2);
-  }
+  const std::string problem = helped_while_parked(
+      "hj.erase.relocate_flagged", [&] { erased = t.erase(1, 20); },
+      [&] { return !t.contains(0, 20) ? "contains(20) missed a key whose relocation has not reached its key CAS" : ""; },
+      [&] { inserted = t.insert(2, 25, 25); }, "insert(25) did not finish while the relocation it must help was parked",
+      [&] { return !inserted ? "insert(25) failed" : contents_problem(t, "{10 25 30 40}", " while the erase is parked"); });
+  if (!problem.empty()) return problem;
   if (!erased) return "the parked erase(20) failed";
   return contents_problem(t, "{10 25 30 40}");
 }

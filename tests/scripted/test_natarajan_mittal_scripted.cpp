@@ -6,7 +6,6 @@
 // never waits for the stalled delete.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -14,17 +13,16 @@
 #include "cdsbench/reclaim/none.hpp"
 #include "cdsbench/set/bst/natarajan_mittal.hpp"
 #include "support/quarantine_allocator.hpp"
-#include "support/script.hpp"
+#include "support/script.hpp"  // Mutant
 #include "support/scripted_checks.hpp"
 
 namespace {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
-using cdsb::testing::becomes_true;
 using cdsb::testing::contents_problem;
+using cdsb::testing::helped_while_parked;
 using cdsb::testing::Mutant;
-using cdsb::testing::Script;
 
 using Q = cdsb::testing::QuarantineAllocator;
 
@@ -38,25 +36,16 @@ std::string flagged_edge_is_cleaned_up() {
   Tree t(3, ReclaimOptions{.eager = true});
   for (std::uint64_t k : {10, 20, 30}) t.insert(0, k, k);
   bool erased = false, inserted = false;
-  std::atomic<bool> done{false};
-  {
-    Script script;
-    const auto flagged = script.park_at("nm.erase.flagged", 1);
-    script.spawn(1, [&] { erased = t.erase(1, 20); });
-    script.wait_parked(flagged);
-    if (!t.contains(0, 20)) return "contains(20) missed a key whose delete has only flagged its edge";
-    if (t.insert(0, 20, 21)) return "insert(20) succeeded while 20 is present (flagged)";
-    script.spawn(2, [&] {
-      inserted = t.insert(2, 25, 25);
-      done.store(true, std::memory_order_release);  // pairs with becomes_true's acquire
-    });
-    if (!becomes_true(done)) return "insert(25) did not finish while the delete it must help was parked";
-    if (!inserted) return "insert(25) failed";
-    if (std::string bad = contents_problem(t, "{10 25 30}", " while the delete is parked"); !bad.empty()) return bad;
-    script.release(flagged);
-    script.join(1);
-    script.join(2);
-  }
+  const std::string problem = helped_while_parked(
+      "nm.erase.flagged", [&] { erased = t.erase(1, 20); },
+      [&] {
+        if (!t.contains(0, 20)) return "contains(20) missed a key whose delete has only flagged its edge";
+        if (t.insert(0, 20, 21)) return "insert(20) succeeded while 20 is present (flagged)";
+        return "";
+      },
+      [&] { inserted = t.insert(2, 25, 25); }, "insert(25) did not finish while the delete it must help was parked",
+      [&] { return !inserted ? "insert(25) failed" : contents_problem(t, "{10 25 30}", " while the delete is parked"); });
+  if (!problem.empty()) return problem;
   if (!erased) return "the parked erase(20) failed";
   return contents_problem(t, "{10 25 30}");
 }

@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "cdsbench/platform/user_stats.hpp"
+#include "support/script.hpp"
 
 namespace cdsb::testing {
 
@@ -48,6 +50,35 @@ inline bool becomes_true(const std::atomic<bool>& done, std::chrono::millisecond
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   return true;
+}
+
+// The scenario every lock-free structure's pending state is scripted with: `parked` runs as
+// actor 1 (tid 1) until it reaches `point` (its pending state published) and parks there;
+// `probe` checks the structure meanwhile from the test's thread; `helper` runs as actor 2
+// (tid 2) and must finish while actor 1 is still parked, having helped the pending state to
+// its end (else `not_helped` is the problem); `check_helped` checks what it left. Then actor 1
+// is released and both are joined. Each check returns "" or the problem, which ends the
+// scenario at once (the Script's destructor releases and joins). The caller checks the parked
+// operation's result and the final contents after it returns "".
+template <class Parked, class Probe, class Helper, class CheckHelped>
+std::string helped_while_parked(const std::string& point, Parked&& parked, Probe&& probe, Helper&& helper,
+                                const std::string& not_helped, CheckHelped&& check_helped) {
+  std::atomic<bool> done{false};
+  Script script;
+  const auto at = script.park_at(point, 1);
+  script.spawn(1, std::forward<Parked>(parked));
+  script.wait_parked(at);
+  if (std::string bad = probe(); !bad.empty()) return bad;
+  script.spawn(2, [&] {
+    helper();
+    done.store(true, std::memory_order_release);  // pairs with becomes_true's acquire
+  });
+  if (!becomes_true(done)) return not_helped;
+  if (std::string bad = check_helped(); !bad.empty()) return bad;
+  script.release(at);
+  script.join(1);
+  script.join(2);
+  return "";
 }
 
 }  // namespace cdsb::testing

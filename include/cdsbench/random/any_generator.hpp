@@ -118,8 +118,9 @@ class AnyGenerator {
   std::string_view name() const noexcept { return generator_name(kind()); }
 
   // The default kind is inlined; the others go through one out-of-line call, which keeps
-  // the measured loop small enough for the compiler to inline the whole key draw.
-  std::uint64_t next() {
+  // the measured loop small. Always inlined: the measured loop draws twice per operation,
+  // and GCC left the second draw out of line there (about 1 ns per operation).
+  [[gnu::always_inline]] std::uint64_t next() {
     if (state_.index() == 0) [[likely]] return std::get_if<0>(&state_)->next();
     return next_other();
   }
