@@ -17,29 +17,19 @@
 #include "cdsbench/set/list/lazy.hpp"
 #include "support/quarantine_allocator.hpp"
 #include "support/script.hpp"
+#include "support/scripted_checks.hpp"
 
 namespace {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
+using cdsb::testing::figure;
+using cdsb::testing::keys_of;
 using cdsb::testing::Mutant;
 using cdsb::testing::QuarantineAllocator;
 using cdsb::testing::Script;
 
 using Q = QuarantineAllocator;
-
-template <class List>
-std::string keys_of(const List& list) {
-  std::string s;
-  list.for_each_key([&](std::uint64_t k) { s += (s.empty() ? "" : " ") + std::to_string(k); });
-  return "{" + s + "}";
-}
-
-std::uint64_t figure(const StatsReport& r, const std::string& name) {
-  for (const auto& [n, v] : r.values)
-    if (n == name) return v;
-  return ~0ull;
-}
 
 // ---- Harris-Michael -----------------------------------------------------------------------
 

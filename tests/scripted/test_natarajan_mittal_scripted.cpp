@@ -50,6 +50,29 @@ std::string flagged_edge_is_cleaned_up() {
   return contents_problem(t, "{10 25 30}");
 }
 
+// The same delete parked one step later, in cleanup: its leaf's edge flagged and the edge to
+// keep (I(30) -> leaf 30) tagged, the ancestor CAS not done. 20 is still present. insert(35)
+// needs the tagged edge: it must finish the cleanup (moving leaf 30 up), then insert, while the
+// delete is parked; released, the delete's ancestor CAS fails and it finds its leaf gone.
+template <class Tree>
+std::string tagged_edge_is_cleaned_up() {
+  Tree t(3, ReclaimOptions{.eager = true});
+  for (std::uint64_t k : {10, 20, 30}) t.insert(0, k, k);
+  bool erased = false, inserted = false;
+  const std::string problem = helped_while_parked(
+      "nm.cleanup.tagged", [&] { erased = t.erase(1, 20); },
+      [&] {
+        if (!t.contains(0, 20)) return "contains(20) missed a key whose delete has not unlinked it";
+        if (!t.contains(0, 30)) return "contains(30) missed a key below a tagged edge";
+        return "";
+      },
+      [&] { inserted = t.insert(2, 35, 35); }, "insert(35) did not finish while the delete it must help was parked",
+      [&] { return !inserted ? "insert(35) failed" : contents_problem(t, "{10 30 35}", " while the delete is parked"); });
+  if (!problem.empty()) return problem;
+  if (!erased) return "the parked erase(20) failed";
+  return contents_problem(t, "{10 30 35}");
+}
+
 template <class Tree>
 class ScriptedNatarajanMittal : public ::testing::Test {};
 using NatarajanMittalTrees = ::testing::Types<NatarajanMittalBst<NoReclaim<Q>>, NatarajanMittalBst<EpochBased<Q>>>;
@@ -61,13 +84,21 @@ TYPED_TEST(ScriptedNatarajanMittal, AFlaggedEdgeIsCleanedUpByTheUpdateItBlocks) 
   EXPECT_EQ(Q::leaked(), 0);
 }
 
-// The seeded bug: an insert whose CAS failed on a flagged edge retries without cleaning it
+TYPED_TEST(ScriptedNatarajanMittal, ATaggedEdgeIsCleanedUpByTheUpdateItBlocks) {
+  Q::reset_leaks();
+  EXPECT_EQ(tagged_edge_is_cleaned_up<TypeParam>(), "");
+  EXPECT_EQ(Q::leaked(), 0);
+}
+
+// The seeded bug: an insert whose CAS failed on a flagged (or tagged) edge retries without cleaning it
 // up, so it spins until the delete is released. The system allocator, not the quarantine:
 // each spin allocates and frees an internal node.
 TEST(ScriptedNatarajanMittalMutants, CatchesAnInsertThatDoesNotHelp) {
   Mutant bug("nm.insert_skips_help");
   EXPECT_EQ(flagged_edge_is_cleaned_up<NatarajanMittalBst<EpochBased<>>>(),
             "insert(25) did not finish while the delete it must help was parked");
+  EXPECT_EQ(tagged_edge_is_cleaned_up<NatarajanMittalBst<EpochBased<>>>(),
+            "insert(35) did not finish while the delete it must help was parked");
 }
 
 }  // namespace

@@ -3,11 +3,11 @@
 // nodes with zero, one and two children (checked against the exact tree layout: a node with
 // two children is replaced by its successor), lookups that must never miss a key that stays
 // present while the tree is rebuilt around it, and reclamation accounting (every node ever
-// allocated is in the tree, in limbo or freed; teardown frees all).
+// allocated is in the tree, in limbo or freed; teardown frees all). The windows of its
+// correctness argument are scripted in tests/scripted/test_drachsler_scripted.cpp.
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <string>
 #include <thread>
@@ -194,120 +194,6 @@ TYPED_TEST(DrachslerBstTest, LookupsNeverMissAStableKeyWhileTheTreeChanges) {
   EXPECT_EQ(phantoms.load(), 0u) << "a lookup found a key that was never inserted";
   EXPECT_EQ(tree.check_invariants(), "");
   for (std::uint64_t k = 4; k <= key_range; k += 4) EXPECT_TRUE(tree.contains(0, k));
-}
-
-// Pauses the first operation that reaches the armed point, until released (or 2 s, so that a
-// broken tree cannot hang the test): another thread then acts inside that operation's window.
-// Slots are independent (two operations paused at once).
-template <int Slot>
-struct PauseSlot {
-  static inline std::atomic<DrachslerHookPoint> point{DrachslerHookPoint::list_unlinked};
-  static inline std::atomic<int> state{0};  // 0 idle, 1 armed, 2 paused, 3 released
-  static void arm(DrachslerHookPoint p) {
-    point.store(p);
-    state.store(1);
-  }
-  static void at(DrachslerHookPoint p) {
-    int armed = 1;
-    if (p != point.load() || !state.compare_exchange_strong(armed, 2)) return;
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    while (state.load() == 2 && std::chrono::steady_clock::now() < until) std::this_thread::yield();
-    state.store(0);
-  }
-  static void wait_paused() {
-    while (state.load() != 2) std::this_thread::yield();
-  }
-  static void release() { state.store(3); }
-};
-using PauseOnce = PauseSlot<0>;
-struct PauseTwo {
-  static void at(DrachslerHookPoint p) {
-    PauseSlot<0>::at(p);
-    PauseSlot<1>::at(p);
-  }
-};
-using PausedTree = DrachslerBst<EpochBased<CountingAllocator>, std::uint64_t, std::uint64_t, PauseOnce>;
-using TwoPausedTree = DrachslerBst<EpochBased<CountingAllocator>, std::uint64_t, std::uint64_t, PauseTwo>;
-
-// A node with two children, removed while its successor S' is detached from its old place
-// and not yet in the removed node's: the tree walk for S' misses it, and the lookup must
-// find it through the ordering list (the walk ends at S''s right child, whose pred is S').
-TEST(DrachslerBstSchedule, LookupFindsTheSuccessorWhileItIsRelocated) {
-  PausedTree tree(2);
-  for (int k : {50, 30, 70, 60, 65}) ASSERT_TRUE(tree.insert(0, k, k));
-  ASSERT_EQ(tree.shape(), "((. 30 .) 50 ((. 60 (. 65 .)) 70 .))");
-  PauseOnce::arm(DrachslerHookPoint::heir_detached);
-  std::thread eraser([&] { EXPECT_TRUE(tree.erase(1, 50)); });
-  PauseOnce::wait_paused();
-  EXPECT_TRUE(tree.contains(0, 60)) << "the relocated successor was missed";
-  EXPECT_TRUE(tree.contains(0, 65));
-  EXPECT_TRUE(tree.contains(0, 70));
-  EXPECT_TRUE(tree.contains(0, 30));
-  EXPECT_FALSE(tree.contains(0, 50));  // marked: erased at its mark
-  EXPECT_FALSE(tree.contains(0, 61));
-  PauseOnce::release();
-  eraser.join();
-  EXPECT_EQ(tree.shape(), "((. 30 .) 60 ((. 65 .) 70 .))");
-  EXPECT_EQ(tree.check_invariants(), "");
-}
-
-// A removed node still in the tree layout (its erase paused between the list unlink and the
-// tree removal) must not hide a new node with its key. The paper releases the succ locks
-// before the tree removal: the insert below would then complete during the pause, as the
-// right child of the removed node's predecessor, and a later lookup would stop at the
-// removed node and answer false. Here the erase keeps the gap locked: the insert waits.
-TEST(DrachslerBstSchedule, ARemovedNodeStillInTheTreeHidesNoNewNodeWithItsKey) {
-  PausedTree tree(3);
-  for (int k : {20, 10, 30, 15}) ASSERT_TRUE(tree.insert(0, k, k));
-  ASSERT_EQ(tree.shape(), "((. 10 (. 15 .)) 20 (. 30 .))");
-  PauseOnce::arm(DrachslerHookPoint::list_unlinked);
-  std::thread eraser([&] { EXPECT_TRUE(tree.erase(1, 20)); });
-  PauseOnce::wait_paused();
-  EXPECT_FALSE(tree.contains(0, 20));  // marked: erased at its mark, though still in the tree
-  std::atomic<bool> inserted{false}, found_after_insert{false};
-  std::thread inserter([&] {
-    inserted.store(tree.insert(2, 20, 21));
-    found_after_insert.store(tree.contains(2, 20));
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the insert waits for 15's succ_lock
-  PauseOnce::release();
-  eraser.join();
-  inserter.join();
-  EXPECT_TRUE(inserted.load());
-  EXPECT_TRUE(found_after_insert.load()) << "a lookup after a completed insert missed its key";
-  EXPECT_EQ(tree.check_invariants(), "");
-  EXPECT_EQ(keys_of(tree), (std::vector<std::uint64_t>{10, 15, 20, 30}));
-}
-
-// DEVIATION 2: an insert links p.succ = new before s.pred = new. A lookup whose walk ended on
-// a removed node (40) before the tree was rebuilt comes back through its frozen pred to s
-// (30), while a fresh lookup ends at p (10) and goes forward: with the paper's order (s.pred
-// first), the insert paused between its two stores, the first would answer true and the
-// second, later, false (not linearizable). Both must find the key. Also checks that the
-// removed node the stale lookup stands on is not freed under it (eager EBR, ASan).
-TEST(DrachslerBstSchedule, LookupsFromBothSidesAgreeOnAHalfListedInsert) {
-  TwoPausedTree tree(3, {.eager = true});
-  ASSERT_TRUE(tree.insert(0, 40, 40));
-  PauseSlot<0>::arm(DrachslerHookPoint::lookup_walked);
-  std::atomic<bool> stale_found{false};
-  std::thread stale([&] { stale_found.store(tree.contains(1, 20)); });  // its walk ends at 40
-  PauseSlot<0>::wait_paused();
-  ASSERT_TRUE(tree.insert(0, 30, 30));
-  ASSERT_TRUE(tree.insert(0, 10, 10));
-  ASSERT_TRUE(tree.erase(0, 40));  // 30 moves up; 40's pred stays 30
-  ASSERT_EQ(tree.shape(), "((. 10 .) 30 .)");
-  PauseSlot<1>::arm(DrachslerHookPoint::half_listed);
-  std::thread inserter([&] { EXPECT_TRUE(tree.insert(2, 20, 20)); });  // p = 10 is its parent
-  PauseSlot<1>::wait_paused();
-  PauseSlot<0>::release();
-  stale.join();
-  const bool fresh_found = tree.contains(0, 20);  // walk ends at 10, then forward
-  PauseSlot<1>::release();
-  inserter.join();
-  EXPECT_TRUE(stale_found.load()) << "the lookup through the frozen pred missed the new key";
-  EXPECT_TRUE(fresh_found) << "a later lookup from p missed a key an earlier one had found";
-  EXPECT_EQ(tree.shape(), "((. 10 (. 20 .)) 30 .)");
-  EXPECT_EQ(tree.check_invariants(), "");
 }
 
 // The layout the header states (empty NodeBase for none and ebr).

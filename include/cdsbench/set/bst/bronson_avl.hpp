@@ -41,6 +41,9 @@
 // found the paper's recursive revalidation, which backs up one level and retries there, no
 // faster and much more complex); the paper's per-level RETRY bookkeeping is gone.
 //
+// Interleaving point (platform/interleave.hpp; tests/scripted/test_bronson_scripted.cpp):
+//   bronson.search.child_read   a search read c = n.child[d] (not the key), not yet c's version
+//
 // Reclamation: a node leaves the tree only by being unlinked (a delete of a node with at most
 // one child, or a repair unlinking a routing node), under the locks of its parent and itself,
 // after checking its unlinked bit is clear and then setting it. The thread that sets the bit
@@ -122,6 +125,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cdsbench/platform/interleave.hpp"
 #include "cdsbench/platform/pause.hpp"
 #include "cdsbench/platform/spin_lock.hpp"
 #include "cdsbench/platform/user_stats.hpp"
@@ -431,12 +435,15 @@ class BronsonAvl {
           break;
         }
         if (c->key == key) return {c, n, nv, dir};
+        CDSB_INTERLEAVE("bronson.search.child_read");  // c read from n, c's version not yet
         const std::uint32_t cv = c->version.load(std::memory_order_acquire);
         if (cv & (shrinking_bit | unlinked_bit)) {
           if (cv & shrinking_bit) wait_while_version(c, cv);
           break;
         }
-        if (n->child[dir].load(std::memory_order_acquire) != c || n->version.load(std::memory_order_acquire) != nv) break;
+        if ((n->child[dir].load(std::memory_order_acquire) != c || n->version.load(std::memory_order_acquire) != nv) &&
+            !CDSB_MUTANT("bronson.search_skips_revalidation"))  // seeded bug: step 4 of the top skipped
+          break;
         n = c;
         nv = cv;
         dir = key < c->key ? 0 : 1;

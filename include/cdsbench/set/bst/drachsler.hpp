@@ -157,6 +157,7 @@
 #include <utility>
 #include <vector>
 
+#include "cdsbench/platform/interleave.hpp"
 #include "cdsbench/platform/marked_ptr.hpp"
 #include "cdsbench/platform/pause.hpp"
 #include "cdsbench/platform/spin_lock.hpp"
@@ -167,20 +168,12 @@
 
 namespace cdsb {
 
-// Injection points for deterministic-schedule tests (in the spirit of folly's injectable
-// Atom): an operation calls Hooks::at(point) inside its critical windows, so a test can pause
-// it there and act from another thread. The default does nothing and compiles away.
-enum class DrachslerHookPoint {
-  list_unlinked,   // erase: s marked and out of the list, still in the tree, all locks held
-  heir_detached,   // erase of a node with two children: S' out of its place, not yet in s's
-  half_listed,     // insert: between its two list stores (p.succ = new, then s.pred = new)
-  lookup_walked,   // contains: its tree walk done, the settle along pred/succ not begun
-};
-struct DrachslerNoHooks {
-  static void at(DrachslerHookPoint) noexcept {}
-};
-
-template <reclaim::WholeOperationReclaimer R, class Key = std::uint64_t, class Value = std::uint64_t, class Hooks = DrachslerNoHooks>
+// Interleaving points (platform/interleave.hpp; tests/scripted/test_drachsler_scripted.cpp):
+//   drachsler.erase.list_unlinked   s marked and out of the list, still in the tree, all locks held
+//   drachsler.erase.heir_detached   two children: S' out of its place, not yet in s's
+//   drachsler.insert.half_listed    between the two list stores (p.succ = new, then s.pred = new)
+//   drachsler.contains.walked       the tree walk done, the settle along pred/succ not begun
+template <reclaim::WholeOperationReclaimer R, class Key = std::uint64_t, class Value = std::uint64_t>
 class DrachslerBst {
   // The walks read links with plain acquire loads, never protect() (why: see the top).
   struct Node;
@@ -270,9 +263,15 @@ class DrachslerBst {
       fresh->parent.store(parent, std::memory_order_relaxed);
       // release (all three): publish fresh. p.succ first, then s.pred (DEVIATION 2): a node
       // reached through any link is already in the set. The linearization point.
-      p->succ.store(Succ(fresh), std::memory_order_release);
-      Hooks::at(DrachslerHookPoint::half_listed);
-      s->pred.store(fresh, std::memory_order_release);
+      if (CDSB_MUTANT("drachsler.insert_links_pred_first")) {  // seeded bug: the paper's order
+        s->pred.store(fresh, std::memory_order_release);
+        CDSB_INTERLEAVE("drachsler.insert.half_listed");
+        p->succ.store(Succ(fresh), std::memory_order_release);
+      } else {
+        p->succ.store(Succ(fresh), std::memory_order_release);
+        CDSB_INTERLEAVE("drachsler.insert.half_listed");
+        s->pred.store(fresh, std::memory_order_release);
+      }
       p->succ_lock.unlock();
       parent->child[parent == p ? right : left].store(fresh, std::memory_order_release);
       parent->tree_lock.unlock();
@@ -302,11 +301,18 @@ class DrachslerBst {
     s->succ.store(next.with_mark(1), std::memory_order_release);
     p->succ.store(next, std::memory_order_release);
     next->pred.store(p, std::memory_order_release);
-    Hooks::at(DrachslerHookPoint::list_unlinked);
+    const bool early = CDSB_MUTANT("drachsler.erase_unlocks_before_tree_removal");  // seeded bug: the paper's order
+    if (early) {
+      s->succ_lock.unlock();
+      p->succ_lock.unlock();
+    }
+    CDSB_INTERLEAVE("drachsler.erase.list_unlinked");
     remove_from_tree(s, r);  // releases the tree locks
     // Only now (DEVIATION 1): the gaps around s open to others once s is out of both layouts.
-    s->succ_lock.unlock();
-    p->succ_lock.unlock();
+    if (!early) {
+      s->succ_lock.unlock();
+      p->succ_lock.unlock();
+    }
     // Unreachable now, and for good (I1, I2): retired here, once, by the erase that marked
     // it (only one validation under both succ locks can find s unmarked).
     reclaimer_.retire(tid, s);
@@ -320,7 +326,9 @@ class DrachslerBst {
     if (key < min_key || key > max_key) return false;  // a sentinel's key, never a user key
     auto guard = reclaimer_.enter(tid);
     Node* n = walk(key);
-    Hooks::at(DrachslerHookPoint::lookup_walked);
+    CDSB_INTERLEAVE("drachsler.contains.walked");
+    if (CDSB_MUTANT("drachsler.contains_trusts_the_walk"))  // seeded bug: no settle along the list
+      return n->key == key && !n->succ.load(std::memory_order_acquire).marked();
     // acquire (both loops and the mark): pairs with the release store of the link, so the
     // node's key and links are visible.
     while (n->key > key) n = n->pred.load(std::memory_order_acquire);
@@ -648,7 +656,7 @@ class DrachslerBst {
         // subtree (which holds hp).
         if (hr) hr->parent.store(hp, std::memory_order_release);
         hp->child[left].store(hr, std::memory_order_release);
-        Hooks::at(DrachslerHookPoint::heir_detached);
+        CDSB_INTERLEAVE("drachsler.erase.heir_detached");
         Node* sr = s->child[right].load(std::memory_order_relaxed);
         heir->child[right].store(sr, std::memory_order_release);
         sr->parent.store(heir, std::memory_order_release);

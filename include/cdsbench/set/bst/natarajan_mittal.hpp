@@ -286,6 +286,7 @@ class NatarajanMittalBst {
            !sibling->compare_exchange_weak(kept, kept.with_mark(kept.mark() | tag_bit), std::memory_order_acq_rel,
                                            std::memory_order_acquire)) {
     }
+    CDSB_INTERLEAVE("nm.cleanup.tagged");  // leaf flagged, the kept edge tagged, nothing unlinked
     Edge expected(s.successor);  // clean: the ancestor is not being removed itself
     // acq_rel: see the header. Unlinks successor .. parent and the flagged leaf (the delete's
     // linearization point); the moved-up edge keeps its flag (a leaf being deleted stays so).

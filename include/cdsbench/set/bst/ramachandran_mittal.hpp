@@ -120,7 +120,11 @@
 //    flag met on a failed injection is helped only if it is on the same node.
 //  - delete returns as soon as its cleanup ran (won or lost): once injected, the parent edge
 //    keeps inject|N until N is unlinked, so a failed cleanup CAS means a helper did it.
-// (The `Hooks` template parameter is for unit tests only: see rm_bst::NoHooks.)
+// Interleaving points (platform/interleave.hpp; tests/scripted/test_ramachandran_mittal_scripted.cpp):
+//   rm.walk.key_read     a walk (contains, or an update's seek) read a node's key, not yet the
+//                        edge it chose (the window of the "contains" interleaving above)
+//   rm.erase.injected    a delete owns its node (inject and delete flags set), nothing else done
+//   rm.erase.key_copied  a complex delete's key CAS done, the successor not yet unlinked
 //
 // Reclamation: each unlinked node is retired exactly once, by the thread whose CAS unlinked
 // it: N by the winner of the cleanup CAS (simple or complex; a losing copy was never
@@ -170,6 +174,7 @@
 #include <vector>
 
 #include "cdsbench/platform/cache.hpp"
+#include "cdsbench/platform/interleave.hpp"
 #include "cdsbench/platform/user_stats.hpp"
 #include "cdsbench/reclaim/reclaimer.hpp"
 #include "cdsbench/set/concepts.hpp"
@@ -177,17 +182,7 @@
 
 namespace cdsb {
 
-namespace rm_bst {
-// Test hooks: the default does nothing and costs nothing. A unit test passes its own to stop a
-// walk between reading a node's key and reading the child edge it chose (the window of the
-// "contains" interleaving at the top), and runs an update there.
-struct NoHooks {
-  template <class Key>
-  static void before_edge_read(Key /*node_key*/, Key /*sought*/) noexcept {}
-};
-}  // namespace rm_bst
-
-template <reclaim::WholeOperationReclaimer R, class Key = std::uint64_t, class Value = std::uint64_t, class Hooks = rm_bst::NoHooks>
+template <reclaim::WholeOperationReclaimer R, class Key = std::uint64_t, class Value = std::uint64_t>
 class RamachandranMittalBst {
   // Searches read links with plain acquire loads, never protect() (why: see the top).
   static_assert(std::is_unsigned_v<Key> && std::atomic<Key>::is_always_lock_free,
@@ -293,6 +288,7 @@ class RamachandranMittalBst {
       stats_.add(tid, update_restarts);
       // The node is being deleted (its edges flagged delete) or promoted: help, then retry.
       const Edge now = node->child[rec.slot_dir].load(std::memory_order_acquire);
+      if (CDSB_MUTANT("rm.insert_skips_help")) continue;  // seeded bug: retries until the flag goes
       if (now.flag() == Edge::remove) help_target(tid, rec.last);
       else if (now.flag() == Edge::promote) help_successor(tid, rec.last);
     }
@@ -312,6 +308,7 @@ class RamachandranMittalBst {
       st.ptarget = rec.prev;
       if (inject(tid, st)) {
         // Ours: the parent edge holds inject|N until N is unlinked, by us or a helper.
+        CDSB_INTERLEAVE("rm.erase.injected");
         finish(tid, st);
         return true;
       }
@@ -334,10 +331,13 @@ class RamachandranMittalBst {
         const Key k = curr->key.load(std::memory_order_acquire) & key_mask;
         if (k == key) return true;
         const int dir = key < k ? left : right;
-        Hooks::before_edge_read(k, key);
+        CDSB_INTERLEAVE("rm.walk.key_read");
         const Edge e = curr->child[dir].load(std::memory_order_acquire);
-        if (dir == right) {  // before the null test: a right turn onto a null edge is the anchor
-          anchor = curr;     // too (see the top: N's right edge emptied by its successor's removal)
+        // seeded bug: only right turns onto a node count
+        if (dir == right && !(e.is_null() && CDSB_MUTANT("rm.null_right_turn_not_anchor"))) {
+          // Before the null test: a right turn onto a null edge is the anchor too (see the top:
+          // N's right edge emptied by its successor's removal).
+          anchor = curr;
           anchor_key = k;
         }
         if (e.is_null()) break;
@@ -484,7 +484,7 @@ class RamachandranMittalBst {
           return;
         }
         const int dir = key < k ? left : right;
-        Hooks::before_edge_read(k, key);
+        CDSB_INTERLEAVE("rm.walk.key_read");
         const Edge e = curr->child[dir].load(std::memory_order_acquire);
         if (dir == right) {  // a right turn onto a null edge included, as in contains
           anchor = curr;
@@ -607,6 +607,7 @@ class RamachandranMittalBst {
 
   // A successor (promote on its edges): finish its promotion for the node its left edge names.
   void help_successor(int tid, const EdgeRef& edge) {
+    if (CDSB_MUTANT("rm.help_skips_promotion")) return;  // seeded bug: waits for the promoter
     const Edge l = edge.child->child[left].load(std::memory_order_acquire);
     if (!l.is_null() || l.flag() != Edge::promote) return;  // not (yet) reserved: nothing to help
     stats_.add(tid, helps);
@@ -681,6 +682,7 @@ class RamachandranMittalBst {
                                          std::memory_order_acquire))
         stats_.add(tid, promotions);
     }
+    CDSB_INTERLEAVE("rm.erase.key_copied");
     for (;;) {
       Node* sp = st.succ.parent;
       const bool dflag = sp == n;  // S is N's right child: N's (delete-flagged) right edge
