@@ -56,8 +56,8 @@ std::string kind_names();  // "ordered_set, unordered_map, ..." for messages
 // TSan reports jemalloc's hand-over of freed memory between threads as races. The release
 // tree's matrix runs every allocator; the allocators themselves run under the sanitizers in
 // the unit tests (tests/unit/test_reclaim.cpp).
-constexpr bool is_test_variant(std::string_view reclaimer, std::string_view allocator,
-                               std::string_view default_reclaimer, std::string_view default_allocator) {
+constexpr bool is_test_variant([[maybe_unused]] std::string_view reclaimer, std::string_view allocator,
+                               [[maybe_unused]] std::string_view default_reclaimer, std::string_view default_allocator) {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   return allocator == default_allocator;
 #else

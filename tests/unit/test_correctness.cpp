@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/check/differential.hpp"
+#include "bench/harness/trial_context.hpp"
 #include "bench/registry/registry.hpp"
 #include "support/broken_sets.hpp"
 

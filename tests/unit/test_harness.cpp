@@ -12,6 +12,7 @@
 #include "bench/core/latency.hpp"
 #include "bench/harness/options.hpp"
 #include "bench/harness/trial.hpp"
+#include "bench/registry/register.hpp"  // the reclaimer lists
 #include "bench/registry/registry.hpp"
 #include "bench/core/report.hpp"
 #include "bench/workloads/set_workload.hpp"

@@ -1,0 +1,96 @@
+// The deliberately broken sets of broken_sets.hpp and their registry, compiled once for the
+// unit tests and the two test programs (their entries instantiate whole trials).
+#include "support/broken_sets.hpp"
+
+#include <atomic>
+#include <limits>
+#include <set>
+#include <string>
+
+#include "bench/registry/register.hpp"
+#include "cdsbench/set/locked_std_set.hpp"
+#include "support/broken_validation_sets.hpp"  // LyingContainsSet, FailsInvariantSet
+
+namespace cdsb::testing {
+namespace {
+
+// Claims success for inserts of every 61st key but never stores them.
+class DropsInsertsSet : public LockedStdSet<SpinLock> {
+ public:
+  using LockedStdSet::LockedStdSet;
+  bool insert(int tid, key_type k, mapped_type v) {
+    if (k % 61 == 0) return !LockedStdSet::contains(tid, k);
+    return LockedStdSet::insert(tid, k, v);
+  }
+};
+
+// Updates are correct, but one `contains` in four answers from a copy of the keys that is
+// refreshed only every 8th update: stale reads that no quiescent check needs to see, and
+// that the linearizability checker must catch.
+class StaleContainsSet : public LockedStdSet<SpinLock> {
+ public:
+  using LockedStdSet::LockedStdSet;
+  bool insert(int tid, key_type k, mapped_type v) { return refresh_after(tid, LockedStdSet::insert(tid, k, v)); }
+  bool erase(int tid, key_type k) { return refresh_after(tid, LockedStdSet::erase(tid, k)); }
+  bool contains(int tid, key_type k) const {
+    if (calls_.fetch_add(1, std::memory_order_relaxed) % 4 == 3) {
+      std::scoped_lock guard(copy_lock_);
+      return copy_.count(k) == 1;
+    }
+    return LockedStdSet::contains(tid, k);
+  }
+
+ private:
+  bool refresh_after(int tid, bool changed) {
+    if (changed && updates_.fetch_add(1, std::memory_order_relaxed) % 8 == 7) {
+      std::vector<key_type> keys;  // a locked snapshot of every key
+      range_query(tid, 1, std::numeric_limits<key_type>::max(), keys);
+      std::scoped_lock guard(copy_lock_);
+      copy_ = std::set<key_type>(keys.begin(), keys.end());
+    }
+    return changed;
+  }
+  mutable std::atomic<std::uint64_t> calls_{0};
+  std::atomic<std::uint64_t> updates_{0};
+  mutable SpinLock copy_lock_;
+  std::set<key_type> copy_;
+};
+
+// Sound, but without range_query: the command line must refuse --rq / --rq-threads for it.
+class NoRangeQuerySet {
+ public:
+  using key_type = std::uint64_t;
+  using mapped_type = std::uint64_t;
+  explicit NoRangeQuerySet(int threads) : set_(threads) {}
+  bool insert(int tid, key_type k, mapped_type v) { return set_.insert(tid, k, v); }
+  bool erase(int tid, key_type k) { return set_.erase(tid, k); }
+  bool contains(int tid, key_type k) const { return set_.contains(tid, k); }
+  template <class Fn>
+  void for_each_key(Fn&& fn) const { set_.for_each_key(fn); }
+
+ private:
+  LockedStdSet<SpinLock> set_;
+};
+
+template <class S>
+bench::StructureEntry broken(std::string name, std::string description) {
+  bench::StructureEntry e = bench::set_structure<S>(
+      {.name = std::move(name), .kind = bench::StructureKind::ordered_set, .description = "test only: " + description});
+  e.deliberately_broken = true;
+  return e;
+}
+
+}  // namespace
+
+bench::Registry registry_with_broken_sets() {
+  bench::Registry r = bench::builtin_registry();
+  r.add(broken<DropsInsertsSet>("broken_drops_inserts", "loses every 61st key it inserts"));
+  r.add(broken<LyingContainsSet>("broken_lying_contains", "contains lies for 1 key in 16"));
+  r.add(broken<FailsInvariantSet>("broken_invariant", "check_invariants reports a violation"));
+  r.add(broken<StaleContainsSet>("broken_stale_contains", "1 contains in 4 reads a stale copy"));
+  r.add(bench::set_structure<NoRangeQuerySet>({.name = "test_no_range_query", .kind = bench::StructureKind::ordered_set,
+                                               .description = "test only: a sound set without range queries"}));
+  return r;
+}
+
+}  // namespace cdsb::testing
