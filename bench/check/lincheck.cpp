@@ -164,6 +164,8 @@ int check_structure(const Options& o, const StructureEntry& entry, const Variant
       c.insert_pct = 30;
       c.delete_pct = 40;
     }
+    // A map's histories hold each of its operations (find is what the rates leave).
+    if (entry.model == "map") c.insert_pct = c.delete_pct = c.find_or_insert_pct = c.assign_pct = 20;
     c.ops = static_cast<std::uint64_t>(shape.threads) * shape.ops_per_thread;
     c.prefill = PrefillMode::none;
     c.pin = PinMode::none;

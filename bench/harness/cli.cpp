@@ -28,6 +28,8 @@ Json config_json(const Config& c, const StructureEntry& entry, const std::vector
   j["insert_pct"] = c.insert_pct;
   j["delete_pct"] = c.delete_pct;
   j["rq_pct"] = c.rq_pct;
+  j["find_or_insert_pct"] = c.find_or_insert_pct;
+  j["assign_pct"] = c.assign_pct;
   j["search_pct"] = c.search_pct();
   j["rq_size"] = c.rq_size;
   if (c.ops) {
@@ -71,6 +73,7 @@ void list_structures(const Registry& registry) {
               << (e.library == "cdsbench" ? "" : "; library: " + e.library)
               << "; reclaimers: " << join(e.reclaimers(), ",") << "; allocators: " << join(e.allocators(), ",")
               << "; range queries: " << (e.range_queries ? "yes" : "no")
+              << (e.map_operations ? "; map operations: find, find_or_insert, assign" : "")
               << (e.layout.empty() ? "" : "; " + e.layout) << "]\n";
   }
 }
@@ -90,6 +93,7 @@ Json registry_json(const Registry& registry) {
                     {"method", or_null(e.method)},
                     {"sequential", or_null(e.sequential)},
                     {"range_queries", e.range_queries},
+                    {"map_operations", e.map_operations},
                     {"concurrent_erase", e.concurrent_erase},
                     {"search_depths", e.search_depths},
                     {"layout", e.layout},

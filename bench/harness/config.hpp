@@ -20,6 +20,7 @@ struct Config {
   int rq_threads = 0;              // dedicated range-query threads beside them (P10)
   std::uint64_t key_range = 1'000'000;
   double insert_pct = 10, delete_pct = 10, rq_pct = 0;  // independent rates (P4); search = rest
+  double find_or_insert_pct = 0, assign_pct = 0;       // maps only (registry: map_operations)
   std::uint64_t rq_size = 100;
   std::uint64_t duration_ms = 1000;
   std::optional<std::uint64_t> ops;  // fixed op count for the update threads instead of a duration
@@ -55,7 +56,7 @@ struct Config {
   int total_threads() const { return threads + rq_threads; }
   // The measurement core's view: every thread, update threads first (bench/core/thread_team.hpp).
   TeamSetup team_setup() const { return {total_threads(), pin, pin_cpus, process_figures}; }
-  double search_pct() const { return 100.0 - insert_pct - delete_pct - rq_pct; }
+  double search_pct() const { return 100.0 - insert_pct - delete_pct - rq_pct - find_or_insert_pct - assign_pct; }
 };
 
 const char* prefill_mode_name(PrefillMode);

@@ -1,17 +1,26 @@
-// Builds a structure for n threads, passing the reclamation options to those that take them.
+// Builds a structure for n threads, passing the reclamation options and the expected number
+// of keys to those that take them.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <type_traits>
 
 #include "cdsbench/reclaim/reclaimer.hpp"
+#include "cdsbench/set/concepts.hpp"
 
 namespace cdsb::bench {
 
 template <class S>
-std::unique_ptr<S> make_structure(int threads, bool reclaim_eager) {
-  if constexpr (std::is_constructible_v<S, int, reclaim::ReclaimOptions>)
-    return std::make_unique<S>(threads, reclaim::ReclaimOptions{reclaim_eager});
+std::unique_ptr<S> make_structure(int threads, bool reclaim_eager, std::uint64_t expected_keys = 0) {
+  const reclaim::ReclaimOptions options{reclaim_eager};
+  const SizeHint size{expected_keys};
+  if constexpr (std::is_constructible_v<S, int, reclaim::ReclaimOptions, SizeHint>)
+    return std::make_unique<S>(threads, options, size);
+  else if constexpr (std::is_constructible_v<S, int, reclaim::ReclaimOptions>)
+    return std::make_unique<S>(threads, options);
+  else if constexpr (std::is_constructible_v<S, int, SizeHint>)
+    return std::make_unique<S>(threads, size);
   else
     return std::make_unique<S>(threads);
 }

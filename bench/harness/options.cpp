@@ -38,7 +38,7 @@ double parse_number(const std::string& option, const std::string& text, double m
 // Values are read as text and converted here, so every message has one shape.
 struct RawOptions {
   std::string ds, threads = "1", rq_threads = "0", key_range = "1000000", insert = "10",
-              delete_ = "10", rq = "0", rq_size = "100", duration_ms, ops, prefill = "steady",
+              delete_ = "10", rq = "0", find_or_insert = "0", assign = "0", rq_size = "100", duration_ms, ops, prefill = "steady",
               prefill_tolerance = "0.01", prefill_aging = "0.05", prefill_timeout_ms = "60000", distribution = "uniform",
               prng = "xoshiro256starstar", seed, reseed_every = "0", pin = "compact",
               latency_sample = "0", reclaimer, allocator, malloc, trials = "1", json;
@@ -95,13 +95,18 @@ Config convert(const RawOptions& raw, const Registry& registry) {
   c.insert_pct = parse_number("--insert", raw.insert, 0, 100, pct);
   c.delete_pct = parse_number("--delete", raw.delete_, 0, 100, pct);
   c.rq_pct = parse_number("--rq", raw.rq, 0, 100, pct);
-  const double sum = c.insert_pct + c.delete_pct + c.rq_pct;
+  c.find_or_insert_pct = parse_number("--find-or-insert", raw.find_or_insert, 0, 100, pct);
+  c.assign_pct = parse_number("--assign", raw.assign, 0, 100, pct);
+  const double sum = c.insert_pct + c.delete_pct + c.rq_pct + c.find_or_insert_pct + c.assign_pct;
   if (sum > 100.0 + 1e-9) {
     std::ostringstream m;
-    m << "--insert/--delete/--rq: the rates sum to " << sum
+    m << "--insert/--delete/--rq/--find-or-insert/--assign: the rates sum to " << sum
       << "%; allowed: a sum of at most 100 (searches are the rest)";
     throw UsageError{m.str()};
   }
+  if ((c.find_or_insert_pct > 0 || c.assign_pct > 0) && !entry->map_operations)
+    throw UsageError{std::string(c.find_or_insert_pct > 0 ? "--find-or-insert" : "--assign") + ": structure '" + c.ds +
+                     "' is not a map with find_or_insert and assign; allowed: 0 for it (maps: cdsbench --list)"};
   c.rq_size = parse_integer<std::uint64_t>("--rq-size", raw.rq_size, 1, c.key_range);
   if ((c.rq_pct > 0 || c.rq_threads > 0) && !entry->range_queries)
     throw UsageError{std::string(c.rq_pct > 0 ? "--rq" : "--rq-threads") + ": structure '" + c.ds +
@@ -240,6 +245,8 @@ std::variant<Config, UsageError, HelpShown> parse_command_line(int argc, const c
   app.add_option("--insert", raw.insert, "Insert rate, percent [10]");
   app.add_option("--delete", raw.delete_, "Delete rate, percent [10]");
   app.add_option("--rq", raw.rq, "Range-query rate of the update threads, percent [0]");
+  app.add_option("--find-or-insert", raw.find_or_insert, "Maps: find_or_insert rate (dedup's lookup), percent [0]");
+  app.add_option("--assign", raw.assign, "Maps: assign rate (overwrite a present key's value), percent [0]");
   app.add_option("--rq-size", raw.rq_size, "Keys spanned by a range query [100]");
   app.add_option("--duration-ms", raw.duration_ms, "Measured phase length [1000]");
   app.add_option("--ops", raw.ops, "Run this many operations in all instead of a duration");

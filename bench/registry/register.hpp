@@ -267,11 +267,12 @@ StructureEntry set_entry(TypeList<Vs...> list, About about) {
   static_assert(HasForEachKey<First>, "the harness validates every trial through for_each_key (P6)");
   StructureEntry e = entry_for(list, std::move(about));
   e.range_queries = HasRangeQuery<First>;
+  e.map_operations = ConcurrentMap<First>;
   e.search_depths = HasSearchDepths<First>;
   e.concurrent_erase = erases_concurrently<First>;
   e.run_trial = &run_variant_trial<SetWorkload, Vs...>;
   if constexpr (stores_keys<First>) {
-    e.model = "set";
+    e.model = ConcurrentMap<First> ? "map" : "set";
     e.record_history = &record_variant_history<SetWorkload, Vs...>;
     e.differential = [](const DifferentialRun& run) {
       return differential_of(TypeList<Vs...>{}, run, []<class V>(const DifferentialRun& r) { return set_differential<V>(r); });

@@ -15,6 +15,9 @@
 #include "cdsbench/set/bst/howley_jones.hpp"
 #include "cdsbench/set/bst/natarajan_mittal.hpp"
 #include "cdsbench/set/bst/ramachandran_mittal.hpp"
+#include "cdsbench/set/hash/dedup_chaining_map.hpp"
+#include "cdsbench/set/hash/michael_hash_map.hpp"
+#include "cdsbench/set/hash/split_ordered_map.hpp"
 #include "cdsbench/set/list/harris_michael.hpp"
 #include "cdsbench/set/list/lazy.hpp"
 #include "cdsbench/set/locked_std_set.hpp"
@@ -24,6 +27,8 @@ namespace {
 // Structures with more template parameters than the reclaimer, as templates of it alone.
 template <class R> using Drachsler = DrachslerBst<R>;
 template <class R> using RamachandranMittal = RamachandranMittalBst<R>;
+template <class R> using MichaelMap = MichaelHashMap<R>;
+template <class R> using SplitOrdered = SplitOrderedMap<R>;
 template <class R> using LockFreeStack = ConcurrentStackMethod<TreiberStack<R>>;
 }  // namespace
 
@@ -77,6 +82,19 @@ void add_structures(RegistryShard& shard) {
   CDSB_REGISTER(set_structure<variant_matrix<BronsonAvl, WholeOperationReclaimers, AllocationPolicies>>(
       {.name = "bronson_avl", .kind = ordered_set, .description = "Bronson-Casper-Chafi-Olukotun relaxed-balance AVL tree (PPoPP 2010): versions and optimistic searches, "
                       "per-node locks, routing nodes; restarts from the root"}));
+
+  // ---- hash maps (set/hash/): run by the set workload with their values --------------------
+  CDSB_REGISTER(set_structure<DedupChainingMap<>>(
+      {.name = "dedup_chaining_map", .kind = unordered_map,
+       .description = "PARSEC 3.0 dedup's hash table (the dedup study's baseline): fixed prime bucket count, chaining, "
+                      "a mutex per bucket around each operation"}));
+  CDSB_REGISTER(set_structure<variant_matrix<MichaelMap, AllReclaimers, AllocationPolicies>>(
+      {.name = "michael_hash_map", .kind = unordered_map,
+       .description = "Michael's lock-free hash map (SPAA 2002): a fixed power-of-two array of Harris-Michael lists"}));
+  CDSB_REGISTER(set_structure<variant_matrix<SplitOrdered, AllReclaimers, AllocationPolicies>>(
+      {.name = "split_ordered_map", .kind = unordered_map,
+       .description = "Shalev-Shavit split-ordered lists (PODC 2003): one lock-free list in bit-reversed hash order, "
+                      "buckets as sentinels into it; resizable without moving items"}));
 
   // ---- peers: other libraries' structures behind our interface (bench/adapters/) -------------
 #if !defined(__SANITIZE_THREAD__)

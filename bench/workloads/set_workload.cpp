@@ -11,7 +11,7 @@ SetWorkloadCore::SetWorkloadCore(const TrialContext& ctx, Traits traits)
     : cfg_(ctx.config),
       traits_(traits),
       keys_(cfg_.distribution, cfg_.key_range, thread_seed(ctx.trial_seed, -1)),
-      update_mix_(OpMix::from_percent(cfg_.insert_pct, cfg_.delete_pct, cfg_.rq_pct)),
+      update_mix_(OpMix::from_percent(cfg_.insert_pct, cfg_.delete_pct, cfg_.rq_pct, cfg_.find_or_insert_pct, cfg_.assign_pct)),
       plan_seed_(thread_seed(ctx.trial_seed, -3)),
       target_size_(steady_state_size(cfg_)),
       tolerance_(static_cast<std::int64_t>(cfg_.prefill_tolerance * static_cast<double>(target_size_))) {
@@ -21,12 +21,12 @@ SetWorkloadCore::SetWorkloadCore(const TrialContext& ctx, Traits traits)
     auto& st = states_.emplace_back(cfg_, ctx.trial_seed, tid, tid < cfg_.threads ? update_mix_ : rq_only);
     if (cfg_.rq_pct > 0 || tid >= cfg_.threads) st->rq_out.reserve(cfg_.rq_size);
   }
-  const double ins = cfg_.insert_pct, del = cfg_.delete_pct;
+  const double ins = cfg_.insert_pct + cfg_.find_or_insert_pct, del = cfg_.delete_pct;
   prefill_mix_ = OpMix::from_percent(ins + del > 0 ? 100.0 * ins / (ins + del) : 50.0, 0, 0);
 }
 
 std::int64_t SetWorkloadCore::steady_state_size(const Config& c) {
-  const double ins = c.insert_pct, del = c.delete_pct;
+  const double ins = c.insert_pct + c.find_or_insert_pct, del = c.delete_pct;
   const double fraction = ins + del > 0 ? ins / (ins + del) : 0.5;
   return static_cast<std::int64_t>(static_cast<double>(c.key_range) * fraction + 0.5);
 }
@@ -132,12 +132,13 @@ ContainsSample draw_contains_sample(const Config& cfg, std::int64_t expected_siz
 
 bool SetWorkloadCore::finish(Json& j) {
   report_counts<SetWorkloadCore>(j, states_);
-  std::uint64_t expected_sum = 0, rq_keys = 0;
+  std::uint64_t expected_sum = 0, rq_keys = 0, wrong_values_read = 0;
   std::int64_t expected_size = 0;
   for (const auto& st : states_) {
     expected_sum += st->key_sum;
     expected_size += st->size;
     rq_keys += st->rq_keys;
+    wrong_values_read += st->wrong_values;
   }
   j["range_query_keys_returned"] = rq_keys;
 
@@ -162,11 +163,12 @@ bool SetWorkloadCore::finish(Json& j) {
   // (trees: for_each_key_depth visits the same keys) and the truth for the contains sample.
   ContainsSample sample = draw_contains_sample(cfg_, expected_size);
   std::string error;
-  std::uint64_t actual_sum = 0, out_of_range = 0, depth_sum = 0, deepest = 0;
+  std::uint64_t actual_sum = 0, out_of_range = 0, depth_sum = 0, deepest = 0, wrong_values_held = 0;
   std::int64_t actual_size = 0;
-  visit_keys([&](std::uint64_t k, std::size_t depth) {
+  visit_keys([&](std::uint64_t k, std::size_t depth, bool value_belongs) {
     actual_sum += k;
     out_of_range += k < 1 || k > cfg_.key_range;
+    wrong_values_held += !value_belongs;
     sample.saw(k, actual_size++);
     depth_sum += depth;
     deepest = std::max<std::uint64_t>(deepest, depth);
@@ -178,6 +180,14 @@ bool SetWorkloadCore::finish(Json& j) {
   if (out_of_range) error = std::to_string(out_of_range) + " keys outside [1, key_range]";
   else if (actual_size != expected_size) error = "size differs from successful inserts minus deletes";
   else if (actual_sum != expected_sum) error = "key sum differs from inserted minus deleted keys";
+  if (traits_.map_values) {
+    j["wrong_values_read"] = wrong_values_read;
+    j["wrong_values_held"] = wrong_values_held;
+    if (error.empty() && wrong_values_read)
+      error = "finds returned a value not written for their key: " + std::to_string(wrong_values_read) + " times";
+    if (error.empty() && wrong_values_held)
+      error = "keys hold a value not written for them: " + std::to_string(wrong_values_held) + " keys";
+  }
 
   std::string invariants = "not provided";
   if (traits_.invariant_check) {

@@ -1,4 +1,5 @@
-// The set workload: search / insert / delete / range query on keys, with key-sum validation.
+// The set workload: search / insert / delete / range query on keys, with key-sum validation;
+// on maps (ConcurrentMap) also find_or_insert and assign, and every value validated.
 //
 // Each operation's type is drawn independently from the configured rates (P4) and its key
 // from the configured distribution, range-query start keys included (P13), with the
@@ -6,6 +7,10 @@
 // keeps the sum of the keys it inserted minus those it deleted, and its size change; at
 // the end the structure's contents must match both (P6), its own invariant check must
 // pass, and `contains` must agree with the contents on a probe of keys.
+//
+// A map's search is `find`, and every value a thread writes is value_for(key, ...): the key's
+// 32-bit check in the high half, so a find, a find_or_insert or a final entry that yields a
+// value written for another key (or a torn one) fails the trial.
 #pragma once
 
 #include <array>
@@ -15,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -63,9 +69,9 @@ constexpr bool erases_concurrently = erases_concurrently_of<S>();
 // with a narrower key type gets them converted.
 class SetWorkloadCore {
  public:
-  static constexpr int op_type_count = 4;
+  static constexpr int op_type_count = 6;
   static const char* op_type_name(int op) {
-    static constexpr std::array names{"search", "insert", "delete", "range_query"};
+    static constexpr std::array names{"search", "insert", "delete", "range_query", "find_or_insert", "assign"};
     return names[op];
   }
 
@@ -75,13 +81,26 @@ class SetWorkloadCore {
     std::int64_t size = 0;      // successful inserts − successful deletes
     std::uint64_t rq_keys = 0;  // keys returned by range queries
     std::vector<std::uint64_t> rq_out;
+    std::uint64_t writes = 0;        // maps: values written (value_for's counter)
+    std::uint64_t wrong_values = 0;  // maps: values read that were not written for their key
   };
+
+  // A map's values: the key's 32-bit check in the high half; the writing thread (12 bits) and
+  // its write count (20 bits) in the low half, so that writes differ.
+  static std::uint32_t key_check(std::uint64_t key) {
+    return static_cast<std::uint32_t>((key * 0x9e3779b97f4a7c15ULL) >> 32);
+  }
+  static std::uint64_t value_for(std::uint64_t key, int tid, std::uint64_t write) {
+    return std::uint64_t{key_check(key)} << 32 | (static_cast<std::uint64_t>(tid) & 0xfff) << 20 | (write & 0xfffff);
+  }
+  static bool value_belongs(std::uint64_t key, std::uint64_t value) { return value >> 32 == key_check(key); }
 
   // What the core needs to know of the structure.
   struct Traits {
     bool stores_keys;       // false: the `null` set (no prefill, validates as empty)
     bool search_depths;     // visit_keys gives search depths
     bool invariant_check;   // check_invariants exists
+    bool map_values;        // a map: its values are validated (value_for)
     std::optional<std::size_t> node_bytes;
   };
 
@@ -90,16 +109,19 @@ class SetWorkloadCore {
 
   // Uniform keys: R × ins / (ins + del); 50% when the workload has no updates. A key's
   // stationary presence probability is ins / (ins + del) whatever its access frequency, so
-  // this target holds for every key distribution.
+  // this target holds for every key distribution. A find_or_insert inserts an absent key as
+  // an insert does, so it counts as one here.
   static std::int64_t steady_state_size(const Config& c);
 
   ThreadState& state(int tid) { return *states_[tid]; }
 
-  // Draws the next operation and key of a thread (exposed so tests can check streams).
-  // Always inlined into the measured loop, with the generator and the key distribution:
-  // GCC's heuristics otherwise leave one of them out of line there (0.5-1 ns per operation).
+  // Draws the next operation and key of a thread (exposed so tests can check streams);
+  // OpTypes: the rated types drawn (OpMix::draw), 3 for sets, 5 for maps. Always inlined into
+  // the measured loop, with the generator and the key distribution: GCC's heuristics otherwise
+  // leave one of them out of line there (0.5-1 ns per operation).
+  template <int OpTypes = 3>
   [[gnu::always_inline]] std::pair<int, std::uint64_t> draw(ThreadState& st) const {
-    const int op = st.mix.draw(st.rng.next());
+    const int op = st.mix.template draw<OpTypes>(st.rng.next());
     return {op, keys_(st.rng)};
   }
 
@@ -124,10 +146,11 @@ class SetWorkloadCore {
   bool finish(Json& j);
 
  protected:
-  using KeyVisitor = std::function<void(std::uint64_t key, std::size_t depth)>;
+  using KeyVisitor = std::function<void(std::uint64_t key, std::size_t depth, bool value_belongs)>;
   // The quiescent structure as validation reads it: every key once (with its search depth
-  // when Traits::search_depths), contains, the structure's own invariant check, and its
-  // reclamation and own counters since construction (prefill included).
+  // when Traits::search_depths, and for a map whether its value belongs to it), contains, the
+  // structure's own invariant check, and its reclamation and own counters since construction
+  // (prefill included).
   virtual void visit_keys(const KeyVisitor& visit) const = 0;
   virtual bool contains_quiescent(std::uint64_t key) = 0;
   virtual std::string check_invariants() const = 0;
@@ -170,16 +193,21 @@ template <ConcurrentSet S, class Recorder = NoRecorder>
 class SetWorkload final : public SetWorkloadCore {
  public:
   using Key = typename S::key_type;
+  using Value = typename S::mapped_type;
   static_assert(!HasRangeQuery<S> || std::same_as<Key, std::uint64_t>, "range queries fill a vector of 64-bit keys");
+  static constexpr bool is_map = ConcurrentMap<S>;
+  static_assert(!is_map || std::same_as<Value, std::uint64_t>, "a map's values are value_for's 64 bits");
+  static constexpr int drawn_types = is_map ? 5 : 3;  // OpMix::draw: maps add find_or_insert and assign
 
   explicit SetWorkload(const TrialContext& ctx)
     requires(!Recorder::enabled)
       : SetWorkload(ctx, Recorder{}) {}
 
   SetWorkload(const TrialContext& ctx, Recorder recorder)
-      : SetWorkloadCore(ctx, {stores_keys<S>, HasSearchDepths<S>, HasInvariantCheck<S>, node_bytes_of()}),
+      : SetWorkloadCore(ctx, {stores_keys<S>, HasSearchDepths<S>, HasInvariantCheck<S>, is_map, node_bytes_of()}),
         recorder_(std::move(recorder)),
-        set_(make_structure<S>(cfg_.total_threads(), cfg_.reclaim_eager)) {}
+        set_(make_structure<S>(cfg_.total_threads(), cfg_.reclaim_eager,
+                             static_cast<std::uint64_t>(steady_state_size(cfg_)))) {}
 
   S& structure() { return *set_; }
   const Recorder& recorder() const { return recorder_; }
@@ -193,14 +221,16 @@ class SetWorkload final : public SetWorkloadCore {
 
   // One measured operation.
   int step(int tid, ThreadState& st) {
-    const auto [op, drawn] = draw(st);
+    const auto [op, drawn] = draw<drawn_types>(st);
     const auto key = static_cast<Key>(drawn);
     std::uint64_t call_ns = 0;
     if constexpr (Recorder::enabled) call_ns = call_stamp_ns();
     bool ok;
+    [[maybe_unused]] Value written{}, read{};  // maps: the value written, the value read
     switch (op) {
       case op_insert:
-        ok = set_->insert(tid, key, key);
+        written = value_of(tid, st, key);
+        ok = set_->insert(tid, key, written);
         if (ok) {
           st.key_sum += key;
           ++st.size;
@@ -223,14 +253,42 @@ class SetWorkload final : public SetWorkloadCore {
           ok = false;  // rejected by the command line: the structure has no range_query
         }
         break;
+      case op_find_or_insert:
+        if constexpr (is_map) {
+          written = value_of(tid, st, key);
+          bool inserted;
+          std::tie(read, inserted) = set_->find_or_insert(tid, key, written);
+          ok = inserted;
+          if (inserted) {
+            st.key_sum += key;
+            ++st.size;
+          }
+          st.wrong_values += inserted ? read != written : !value_belongs(key, read);
+        } else {
+          ok = false;  // rejected by the command line: not a map
+        }
+        break;
+      case op_assign:
+        if constexpr (is_map) {
+          written = value_of(tid, st, key);
+          ok = set_->assign(tid, key, written);
+        } else {
+          ok = false;  // rejected by the command line: not a map
+        }
+        break;
       default:  // op_read: a search
-        ok = set_->contains(tid, key);
+        if constexpr (is_map) {
+          const std::optional<Value> found = set_->find(tid, key);
+          ok = found.has_value();
+          if (ok) {
+            read = *found;
+            st.wrong_values += !value_belongs(key, read);
+          }
+        } else {
+          ok = set_->contains(tid, key);
+        }
     }
-    if constexpr (Recorder::enabled) {
-      static constexpr std::array model_names{"contains", "insert", "erase", "range_query"};
-      const auto k = static_cast<std::int64_t>(key);
-      recorder_.record(tid, {model_names[op], {k, k}, op == op_insert ? 2 : 1, ok, true, call_ns, return_stamp_ns()});
-    }
+    if constexpr (Recorder::enabled) record(tid, op, key, ok, written, read, call_ns);
     st.count(op, ok);
     return op;
   }
@@ -274,7 +332,7 @@ class SetWorkload final : public SetWorkloadCore {
       for (std::size_t k = chunk->begin; k < chunk->end; ++k) {
         if (deadline_.expired(i++)) return false;
         const auto key = static_cast<Key>(keys[k]);
-        if (set_->insert(tid, key, key)) {
+        if (set_->insert(tid, key, value_of(tid, st, key))) {
           st.key_sum += key;
           ++st.size;
           ++added;
@@ -298,7 +356,7 @@ class SetWorkload final : public SetWorkloadCore {
   void prefill_update(int tid, ThreadState& st, bool insert) {
     const Key k = static_cast<Key>(1 + uniform_below(st.rng, cfg_.key_range));
     if (insert) {
-      if (set_->insert(tid, k, k)) {
+      if (set_->insert(tid, k, value_of(tid, st, k))) {
         st.key_sum += k;
         ++st.size;
         prefill_size_.fetch_add(1, std::memory_order_relaxed);
@@ -314,9 +372,11 @@ class SetWorkload final : public SetWorkloadCore {
   // ---- the quiescent structure, for SetWorkloadCore::finish -------------------------------
   void visit_keys(const KeyVisitor& visit) const override {
     if constexpr (HasSearchDepths<S>) {
-      set_->for_each_key_depth([&](Key k, std::size_t depth) { visit(static_cast<std::uint64_t>(k), depth); });
+      set_->for_each_key_depth([&](Key k, std::size_t depth) { visit(static_cast<std::uint64_t>(k), depth, true); });
+    } else if constexpr (is_map && HasForEachEntry<S>) {
+      set_->for_each_entry([&](Key k, Value v) { visit(static_cast<std::uint64_t>(k), 0, value_belongs(k, v)); });
     } else {
-      set_->for_each_key([&](Key k) { visit(static_cast<std::uint64_t>(k), 0); });
+      set_->for_each_key([&](Key k) { visit(static_cast<std::uint64_t>(k), 0, true); });
     }
   }
   bool contains_quiescent(std::uint64_t key) override { return set_->contains(0, static_cast<Key>(key)); }
@@ -330,6 +390,34 @@ class SetWorkload final : public SetWorkloadCore {
   static constexpr std::optional<std::size_t> node_bytes_of() {
     if constexpr (requires { S::node_bytes; }) return S::node_bytes;
     else return std::nullopt;
+  }
+
+  // What a thread writes under key: value_for on maps; the key itself on sets.
+  static Value value_of(int tid, ThreadState& st, Key key) {
+    if constexpr (is_map) return value_for(key, tid, st.writes++);
+    else return static_cast<Value>(key);
+  }
+
+  // One operation as the checker's model names it (lincheck's "set" or "map").
+  void record(int tid, int op, Key key, bool ok, Value written, Value read, std::uint64_t call_ns) {
+    const auto k = static_cast<std::int64_t>(key), w = static_cast<std::int64_t>(written),
+               r = static_cast<std::int64_t>(read);
+    HistoryEvent e{nullptr, {k, w}, 1, ok, true, call_ns, return_stamp_ns()};
+    if constexpr (is_map) {
+      static constexpr std::array names{"find", "insert", "erase", "range_query", "find_or_insert", "assign"};
+      e.op = names[op];
+      e.arg_count = op == op_insert || op == op_find_or_insert || op == op_assign ? 2 : 1;
+      // find: the value, or null when absent; find_or_insert: the value found, or null when
+      // it inserted (then its value is the argument).
+      if (op == op_read) e.result = r, e.has_result = ok;
+      if (op == op_find_or_insert) e.result = r, e.has_result = !ok;
+    } else {
+      static constexpr std::array names{"contains", "insert", "erase", "range_query"};
+      e.op = names[op];
+      e.args[1] = k;
+      e.arg_count = op == op_insert ? 2 : 1;
+    }
+    recorder_.record(tid, e);
   }
 
   Recorder recorder_;

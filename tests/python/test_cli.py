@@ -174,6 +174,29 @@ def test_range_queries_need_a_structure_that_has_them(option):
     assert code == 0, err
 
 
+@pytest.mark.parametrize("option", ["--find-or-insert", "--assign"])
+def test_map_operations_need_a_map(option):
+    a_set = next(s["name"] for s in structures() if s["kind"] == "ordered_set" and s["model"])
+    code, out, err = run("cdsbench", "--ds", a_set, option, "5", "--duration-ms", "10")
+    assert code == 2 and out == ""
+    assert err.startswith(f"cdsbench: error: {option}: structure '{a_set}' is not a map")
+
+
+def test_every_map_runs_find_or_insert_and_assign_with_its_values_checked():
+    maps = [s["name"] for s in structures() if s["map_operations"]]
+    assert maps and all(s["model"] == "map" for s in structures() if s["map_operations"])
+    for name in maps:
+        code, out, err = run("cdsbench", "--ds", name, *SHORT, "--insert", "10", "--delete", "20",
+                             "--find-or-insert", "15", "--assign", "15")
+        assert code == 0, (name, err)
+        header, trial, summary = parse_kv(out)
+        assert header["find_or_insert_pct"] == "15" and header["search_pct"] == "40"
+        assert trial["validation"] == "PASS", (name, trial.get("validation_error"))
+        for op in ["find_or_insert", "assign", "search"]:
+            assert int(trial[f"{op}_attempts"]) > 0, (name, op)
+        assert trial["wrong_values_read"] == "0" and trial["wrong_values_held"] == "0"
+
+
 EVENTS = "(cycles|instructions|l1d_misses|llc_misses|dtlb_misses|branch_misses|task_clock_ns|page_faults|context_switches|cpu_migrations)"
 
 
@@ -286,13 +309,18 @@ def test_every_printed_key_is_documented():
         code, more, _ = run("cdsbench", "--ds", ds, "--reclaimer", reclaimer, *SHORT)
         assert code == 0
         keys |= {line.split("=", 1)[0] for line in more.splitlines()}
-    patterns = [re.compile(p.replace("<op>", "(search|insert|delete|range_query)")
+    for m in (s["name"] for s in structures() if s["map_operations"] and s["library"] == "cdsbench"):
+        code, more, _ = run("cdsbench", "--ds", m, *SHORT, "--find-or-insert", "5", "--assign", "5")
+        assert code == 0
+        keys |= {line.split("=", 1)[0] for line in more.splitlines()}
+    patterns = [re.compile(p.replace("<op>", "(search|insert|delete|range_query|find_or_insert|assign)")
                            .replace("<event>", EVENTS) + "$")
                 for p in re.findall(r"`([a-z0-9_<>]+)`", doc) if "<" in p]
     undocumented = sorted(k for k in keys if k not in documented and not any(p.match(k) for p in patterns))
     assert undocumented == []
     assert "cycles_per_op" in keys and "latency_range_query_p99_9_ns" in keys  # the patterns were exercised
     assert "search_depth_mean" in keys  # a tree's shape figures
+    assert "wrong_values_held" in keys and "buckets" in keys  # a map's
 
 
 def test_every_reclaimer_reports_its_figures_and_they_add_up():

@@ -40,7 +40,7 @@ def test_stale_reads_are_caught_by_the_checker_within_the_default_histories(tmp_
     assert out.rstrip().endswith("result=FAIL")
 
 
-@pytest.mark.parametrize("ds", ["broken_drops_inserts", "broken_lying_contains"])
+@pytest.mark.parametrize("ds", ["broken_drops_inserts", "broken_lying_contains", "broken_stale_find_map"])
 def test_other_broken_structures_are_caught(tmp_path, ds):
     code, out, _ = run("cdsbench-lincheck-testing", "--ds", ds, "--histories", "2000", "--key-range", "128", "--out", tmp_path)
     assert code == 1

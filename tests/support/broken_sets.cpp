@@ -4,10 +4,12 @@
 
 #include <atomic>
 #include <limits>
+#include <map>
 #include <set>
 #include <string>
 
 #include "bench/registry/register.hpp"
+#include "cdsbench/set/hash/dedup_chaining_map.hpp"
 #include "cdsbench/set/locked_std_set.hpp"
 #include "support/broken_validation_sets.hpp"  // LyingContainsSet, FailsInvariantSet
 
@@ -56,6 +58,60 @@ class StaleContainsSet : public LockedStdSet<SpinLock> {
   std::set<key_type> copy_;
 };
 
+// The map version: updates are correct (and serialised), but one find in four answers from a
+// copy of the entries refreshed only every 8th update. Every value it returns was written for
+// its key, so the workload's value checks pass; only the linearizability checker sees the
+// stale reads (its map model).
+class StaleFindMap : public DedupChainingMap<> {
+  using Base = DedupChainingMap<>;
+
+ public:
+  using Base::Base;
+  bool insert(int tid, key_type k, mapped_type v) {
+    return update([&] { return Base::insert(tid, k, v); });
+  }
+  bool erase(int tid, key_type k) {
+    return update([&] { return Base::erase(tid, k); });
+  }
+  bool assign(int tid, key_type k, mapped_type v) {
+    return update([&] { return Base::assign(tid, k, v); });
+  }
+  std::pair<mapped_type, bool> find_or_insert(int tid, key_type k, mapped_type v) {
+    std::pair<mapped_type, bool> r;
+    update([&] { return (r = Base::find_or_insert(tid, k, v)).second; });
+    return r;
+  }
+  bool contains(int tid, key_type k) { return find(tid, k).has_value(); }
+  std::optional<mapped_type> find(int tid, key_type k) {
+    if (calls_.fetch_add(1, std::memory_order_relaxed) % 4 == 3) {
+      std::scoped_lock guard(copy_lock_);
+      const auto it = copy_.find(k);
+      return it == copy_.end() ? std::nullopt : std::optional(it->second);
+    }
+    return Base::find(tid, k);
+  }
+
+ private:
+  // Runs an update (returning whether it changed the map) alone, and refreshes the copy
+  // after every 8th change.
+  template <class Update>
+  bool update(Update run) {
+    std::scoped_lock guard(updates_);
+    const bool changed = run();
+    if (changed && update_count_++ % 8 == 7) {
+      std::map<key_type, mapped_type> entries;  // no update runs: updates_ is held
+      for_each_entry([&](key_type k, mapped_type v) { entries.emplace(k, v); });
+      std::scoped_lock copy_guard(copy_lock_);
+      copy_ = std::move(entries);
+    }
+    return changed;
+  }
+  std::atomic<std::uint64_t> calls_{0};
+  std::uint64_t update_count_ = 0;  // under updates_
+  SpinLock updates_, copy_lock_;
+  std::map<key_type, mapped_type> copy_;
+};
+
 // Sound, but without range_query: the command line must refuse --rq / --rq-threads for it.
 class NoRangeQuerySet {
  public:
@@ -75,7 +131,9 @@ class NoRangeQuerySet {
 template <class S>
 bench::StructureEntry broken(std::string name, std::string description) {
   bench::StructureEntry e = bench::set_structure<S>(
-      {.name = std::move(name), .kind = bench::StructureKind::ordered_set, .description = "test only: " + description});
+      {.name = std::move(name),
+       .kind = ConcurrentMap<S> ? bench::StructureKind::unordered_map : bench::StructureKind::ordered_set,
+       .description = "test only: " + description});
   e.deliberately_broken = true;
   return e;
 }
@@ -88,6 +146,7 @@ bench::Registry registry_with_broken_sets() {
   r.add(broken<LyingContainsSet>("broken_lying_contains", "contains lies for 1 key in 16"));
   r.add(broken<FailsInvariantSet>("broken_invariant", "check_invariants reports a violation"));
   r.add(broken<StaleContainsSet>("broken_stale_contains", "1 contains in 4 reads a stale copy"));
+  r.add(broken<StaleFindMap>("broken_stale_find_map", "1 find in 4 reads a stale copy of the entries"));
   r.add(bench::set_structure<NoRangeQuerySet>({.name = "test_no_range_query", .kind = bench::StructureKind::ordered_set,
                                                .description = "test only: a sound set without range queries"}));
   return r;

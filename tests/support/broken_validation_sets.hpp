@@ -8,6 +8,11 @@
 //   invariants   FailsInvariantSet     its own invariant check reports a violation
 //   key sum      MisplacesKeysSet      every 61st key is stored as its predecessor
 //   size         SplitsKeysSet         every 61st key is stored as two keys summing to it
+//
+// and one broken map per check of a map's values (value_for):
+//
+//   values read  MixesUpValuesMap      find returns a value not written for its key, 1 key in 16
+//   values held  CorruptsValuesMap     every 61st key holds a corrupted value, which find repairs
 #pragma once
 
 #include <cstdint>
@@ -15,6 +20,7 @@
 #include <string>
 
 #include "cdsbench/platform/spin_lock.hpp"
+#include "cdsbench/set/hash/dedup_chaining_map.hpp"
 #include "cdsbench/set/locked_std_set.hpp"
 
 namespace cdsb::testing {
@@ -81,6 +87,38 @@ class SplitsKeysSet : public LockedStdSet<SpinLock> {
 
  private:
   SpinLock updates_;
+};
+
+// Stores correctly, but find returns a value that belongs to no key (its high half changed)
+// for one key in sixteen; the stored values are right.
+class MixesUpValuesMap : public DedupChainingMap<> {
+ public:
+  using DedupChainingMap::DedupChainingMap;
+  std::optional<mapped_type> find(int tid, key_type k) {
+    std::optional<mapped_type> v = DedupChainingMap::find(tid, k);
+    if (v && (k * 0x9E3779B97F4A7C15ull) >> 60 == 0) *v ^= std::uint64_t{1} << 40;
+    return v;
+  }
+};
+
+// Every 61st key holds its value corrupted (high half changed), but find and find_or_insert
+// undo the corruption on the way out: only the quiescent walk of the entries sees it.
+class CorruptsValuesMap : public DedupChainingMap<> {
+ public:
+  using DedupChainingMap::DedupChainingMap;
+  static constexpr mapped_type flip = std::uint64_t{1} << 40;
+  static mapped_type stored(key_type k, mapped_type v) { return k % 61 == 0 ? v ^ flip : v; }
+  bool insert(int tid, key_type k, mapped_type v) { return DedupChainingMap::insert(tid, k, stored(k, v)); }
+  bool assign(int tid, key_type k, mapped_type v) { return DedupChainingMap::assign(tid, k, stored(k, v)); }
+  std::optional<mapped_type> find(int tid, key_type k) {
+    std::optional<mapped_type> v = DedupChainingMap::find(tid, k);
+    if (v) *v = stored(k, *v);
+    return v;
+  }
+  std::pair<mapped_type, bool> find_or_insert(int tid, key_type k, mapped_type v) {
+    const auto [got, inserted] = DedupChainingMap::find_or_insert(tid, k, stored(k, v));
+    return {stored(k, got), inserted};
+  }
 };
 
 }  // namespace cdsb::testing

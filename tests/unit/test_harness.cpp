@@ -63,6 +63,25 @@ TEST(OpMix, DrawsEachTypeAtItsRate) {
   }
 }
 
+// A map's mix: the two map types after the set's three, each at its rate.
+TEST(OpMix, DrawsTheMapTypesAtTheirRates) {
+  const OpMix mix = OpMix::from_percent(10, 20, 0, 15, 25);
+  Xoshiro256StarStar rng;
+  rng.seed(5);
+  constexpr int n = 1'000'000;
+  std::array<int, 6> counts{};
+  for (int i = 0; i < n; ++i) ++counts[mix.draw<5>(rng.next())];
+  // search, insert, delete, rq, find_or_insert, assign
+  const std::array<double, 6> p{0.30, 0.10, 0.20, 0.0, 0.15, 0.25};
+  for (int op = 0; op < 6; ++op) {
+    const double sigma = std::sqrt(p[op] * (1 - p[op]) / n);
+    EXPECT_NEAR(counts[op] / double(n), p[op], 5 * sigma + 1e-9) << "op " << op;
+  }
+  EXPECT_EQ(OpMix::from_percent(0, 0, 0, 100, 0).draw<5>(UINT64_MAX), op_find_or_insert);
+  EXPECT_EQ(OpMix::from_percent(0, 0, 0, 0, 100).draw<5>(UINT64_MAX), op_assign);
+  EXPECT_EQ(OpMix::from_percent(0, 0, 0, 0, 100).draw<5>(0), op_assign);
+}
+
 TEST(OpMix, ExtremeRatesAreExact) {
   Xoshiro256StarStar rng;
   rng.seed(4);

@@ -1,5 +1,6 @@
 // The set workload's validation (set_workload.hpp, `finish`), one check at a time: for each
-// check (key sum, size, invariants, contains) a broken set that only that check can catch
+// check (key sum, size, invariants, contains, and a map's values read and held) a broken set
+// or map that only that check can catch
 // (support/broken_validation_sets.hpp) fails validation with that check's message, and the
 // figures of every other check agree. Removing or weakening a check fails its test.
 //
@@ -30,6 +31,7 @@ Json run_and_validate() {
   c.threads = 2;
   c.key_range = 4000;
   c.insert_pct = c.delete_pct = 20;
+  if constexpr (ConcurrentMap<S>) c.find_or_insert_pct = c.assign_pct = 10;
   c.seed = 7;
   static const Topology topology;
   const std::vector<int> cpus(c.total_threads(), -1);
@@ -51,6 +53,8 @@ std::set<std::string> failing_checks(const Json& j) {
   const std::string invariants = j["invariants"];
   if (invariants != "ok" && invariants != "not provided") failing.insert("invariants");
   if (j["contains_mismatches"] != 0) failing.insert("contains");
+  if (j.value("wrong_values_read", 0) != 0) failing.insert("values read");
+  if (j.value("wrong_values_held", 0) != 0) failing.insert("values held");
   return failing;
 }
 
@@ -68,6 +72,26 @@ TEST(SetValidation, ASoundSetPassesEveryCheck) {
   EXPECT_EQ(failing_checks(j), std::set<std::string>{}) << j.dump(1);
   EXPECT_EQ(j["validation"], "PASS");
   EXPECT_GT(j["expected_size"].get<std::int64_t>(), 1000);
+}
+
+TEST(SetValidation, ASoundMapPassesEveryCheckAndRunsEveryMapOperation) {
+  const Json j = run_and_validate<DedupChainingMap<>>();
+  EXPECT_EQ(failing_checks(j), std::set<std::string>{}) << j.dump(1);
+  EXPECT_EQ(j["validation"], "PASS");
+  EXPECT_EQ(j["wrong_values_read"], 0);
+  EXPECT_EQ(j["wrong_values_held"], 0);
+  for (const char* op : {"find_or_insert", "assign"}) {
+    EXPECT_GT(j[std::string(op) + "_attempts"].get<std::uint64_t>(), 1000u) << op;
+    EXPECT_GT(j[std::string(op) + "_successes"].get<std::uint64_t>(), 100u) << op;
+  }
+}
+
+TEST(SetValidation, OnlyTheValuesReadCatchAFindReturningAnotherKeysValue) {
+  expect_caught_by<cdsb::testing::MixesUpValuesMap>("values read", "finds returned a value not written for their key");
+}
+
+TEST(SetValidation, OnlyTheValuesHeldCatchACorruptedStoredValue) {
+  expect_caught_by<cdsb::testing::CorruptsValuesMap>("values held", "keys hold a value not written for them");
 }
 
 TEST(SetValidation, OnlyTheKeySumCatchesAMisplacedKey) {

@@ -83,11 +83,15 @@ var opGens = map[string]opGen{
 	},
 	"map": func(r *rand.Rand) (string, []int64) {
 		k := int64(r.Intn(3))
-		switch r.Intn(3) {
+		switch r.Intn(5) {
 		case 0:
 			return "insert", []int64{k, int64(r.Intn(3))}
 		case 1:
 			return "erase", []int64{k}
+		case 2:
+			return "find_or_insert", []int64{k, int64(r.Intn(3))}
+		case 3:
+			return "assign", []int64{k, int64(r.Intn(3))}
 		}
 		return "find", []int64{k}
 	},

@@ -69,9 +69,11 @@ func (setSpec) Apply(st State, op string, args []int64) (State, Value) {
 
 // mapSpec: a map int64 -> int64. State: (key, value) records sorted by key.
 //
-//	insert(k, v) -> 1 if k was absent (now maps to v), else 0 (no overwrite)
-//	erase(k)     -> 1 if k was present (now absent), else 0
-//	find(k)      -> the value of k, or null if absent
+//	insert(k, v)         -> 1 if k was absent (now maps to v), else 0 (no overwrite)
+//	erase(k)             -> 1 if k was present (now absent), else 0
+//	find(k)              -> the value of k, or null if absent
+//	find_or_insert(k, v) -> the value of k if present (kept), else null (now maps to v)
+//	assign(k, v)         -> 1 if k was present (now maps to v), else 0 (nothing inserted)
 //
 // Partitioned per key.
 type mapSpec struct {
@@ -79,7 +81,7 @@ type mapSpec struct {
 	keyedOps
 }
 
-var mapOps = []opSig{{"insert", 2, 2}, {"erase", 1, 1}, {"find", 1, 1}}
+var mapOps = []opSig{{"insert", 2, 2}, {"erase", 1, 1}, {"find", 1, 1}, {"find_or_insert", 2, 2}, {"assign", 2, 2}}
 
 func (mapSpec) Name() string                          { return "map" }
 func (mapSpec) CheckOp(op string, args []int64) error { return checkSig("map", mapOps, op, args) }
@@ -99,6 +101,16 @@ func (mapSpec) Apply(st State, op string, args []int64) (State, Value) {
 			return st, Bool(false)
 		}
 		return s.remove(2*i, 2*i+2), Bool(true)
+	case "find_or_insert":
+		if found {
+			return st, Some(s.at(2*i + 1))
+		}
+		return s.insert(2*i, args[0], args[1]), Nothing
+	case "assign":
+		if !found {
+			return st, Bool(false)
+		}
+		return s.remove(2*i, 2*i+2).insert(2*i, args[0], args[1]), Bool(true)
 	default: // find
 		if !found {
 			return st, Nothing

@@ -78,6 +78,29 @@ var rejected = map[string][]namedHistory{
 			o(0, 0, 10, "insert", 1, 1, 10),
 			o(1, 11, 20, "find", nil, 1),
 		}},
+		{"find_or_insert inserts over a present key", []hop{
+			o(0, 0, 10, "insert", 1, 1, 10),
+			o(1, 11, 20, "find_or_insert", nil, 1, 20),
+		}},
+		{"find_or_insert returns a value that is not the key's", []hop{
+			o(0, 0, 10, "insert", 1, 1, 10),
+			o(1, 11, 20, "find_or_insert", 20, 1, 20),
+		}},
+		{"two find_or_inserts of an absent key both insert", allConcurrent(
+			c("find_or_insert", nil, 1, 10), c("find_or_insert", nil, 1, 20),
+		)},
+		{"assign succeeds on an absent key", []hop{
+			o(0, 0, 10, "assign", 1, 1, 10),
+		}},
+		{"assign's value not seen by a later find", []hop{
+			o(0, 0, 10, "insert", 1, 1, 10),
+			o(1, 11, 20, "assign", 1, 1, 20),
+			o(2, 21, 30, "find", 10, 1),
+		}},
+		{"assign inserted an absent key", []hop{
+			o(0, 0, 10, "assign", 0, 1, 10),
+			o(1, 11, 20, "find", 10, 1),
+		}},
 		{"all concurrent: two successful inserts of one key, no erase", allConcurrent(
 			c("insert", 1, 1, 10), c("insert", 1, 1, 20), c("find", 10, 1), c("find", nil, 1),
 		)},
@@ -194,6 +217,19 @@ var accepted = map[string][]namedHistory{
 			c("insert", 1, 1, 10), c("erase", 1, 1), c("insert", 1, 1, 20), c("find", 10, 1),
 			c("find", 20, 1), c("find", nil, 1), c("insert", 0, 1, 30), c("erase", 1, 1),
 		)},
+		// find_or_insert inserts 10, another finds 10, assign 20, find 20, erase, assign
+		// fails, find_or_insert inserts 30.
+		{"find_or_insert and assign, all concurrent", allConcurrent(
+			c("find", 20, 1), c("find_or_insert", 10, 1, 11), c("assign", 1, 1, 20), c("find_or_insert", nil, 1, 10),
+			c("find_or_insert", nil, 1, 30), c("assign", 0, 1, 25), c("erase", 1, 1),
+		)},
+		{"assign overtaken by an erase, a later insert keeps its value", []hop{
+			o(0, 0, 10, "insert", 1, 1, 10),
+			o(2, 12, 20, "erase", 1, 1),
+			o(1, 13, 40, "assign", 1, 1, 99),
+			o(2, 21, 30, "insert", 1, 1, 200),
+			o(3, 45, 50, "find", 200, 1),
+		}},
 		{"staggered, two keys", []hop{
 			o(0, 0, 40, "insert", 1, 1, 10),
 			o(0, 45, 90, "erase", 1, 1),

@@ -8,7 +8,9 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cdsb {
@@ -20,6 +22,27 @@ concept ConcurrentSet =
       { s.erase(tid, k) } -> std::same_as<bool>;      // true iff k was present and is now absent
       { s.contains(tid, k) } -> std::same_as<bool>;
     };
+
+// A map: a set whose keys carry values, with the operations dedup's pattern needs. Every
+// operation is linearizable.
+template <class S>
+concept ConcurrentMap =
+    ConcurrentSet<S> &&
+    requires(S& s, int tid, typename S::key_type k, typename S::mapped_type v) {
+      { s.find(tid, k) } -> std::same_as<std::optional<typename S::mapped_type>>;  // k's value
+      // k's value and false if k was present, else (v, true) with k now mapped to v: the
+      // dedup pattern (look a digest up, insert it if absent, learn whether another thread won).
+      { s.find_or_insert(tid, k, v) } -> std::same_as<std::pair<typename S::mapped_type, bool>>;
+      // true iff k was present and now maps to v (dedup stores the compressed chunk back into
+      // its entry: the study's atomic_update); never inserts.
+      { s.assign(tid, k, v) } -> std::same_as<bool>;
+    };
+
+// How many keys a structure should expect to hold, given at construction to those that take
+// it (a hash map sizes its table by it; one whose table is fixed keeps that size for good).
+struct SizeHint {
+  std::uint64_t keys = 0;  // 0: no hint, the structure's default
+};
 
 // Optional capabilities: detected, never required.
 
@@ -41,6 +64,12 @@ concept HasThreadHooks = requires(S& s, int tid) {
 template <class S>
 concept HasForEachKey = requires(const S& s, void (*fn)(typename S::key_type)) {
   s.for_each_key(fn);
+};
+
+// fn(key, value) for each entry of a map.
+template <class S>
+concept HasForEachEntry = requires(const S& s, void (*fn)(typename S::key_type, typename S::mapped_type)) {
+  s.for_each_entry(fn);
 };
 
 // fn(key, depth) for each key in the set, depth being the nodes a search for the key reads
