@@ -15,9 +15,15 @@
 //                            updates on one thread, 2.1 M ops/s at 2,000 keys, 0.18 M at 20,000,
 //                            0.002 M at 200,000 (`cdsbench --ds tbb.concurrent_map --key-range
 //                            200000 --insert 25 --delete 25 --prefill insert-only`).
+//   tbb.concurrent_unordered_map  tbb::concurrent_unordered_map: a split-ordered list (as
+//                            split_ordered_map); insert and find are thread-safe, erase is
+//                            unsafe_erase (the concurrent_map rule: deletes with one thread
+//                            only), and there is no synchronised update of a value, so it
+//                            registers without assign. Built with our `even` hash.
 //   tbb.concurrent_hash_map  tbb::concurrent_hash_map: oneTBB's structure with a thread-safe
 //                            erase (a readers-writer lock per bucket and per item): not ordered,
-//                            so not a search-tree peer, but the oneTBB baseline for updates.
+//                            so not a search-tree peer, but the oneTBB baseline for updates, and
+//                            a map peer (find, find_or_insert and assign under its item locks).
 //
 // Nothing is reclaimed later: concurrent_hash_map frees an erased item once no accessor holds
 // it, concurrent_map's unsafe_erase at once, so both are registered as `immediate`. Nodes come
@@ -31,14 +37,18 @@
 
 #include <oneapi/tbb/concurrent_hash_map.h>
 #include <oneapi/tbb/concurrent_map.h>
+#include <oneapi/tbb/concurrent_unordered_map.h>
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "bench/adapters/counting_allocator.hpp"
+#include "bench/adapters/peer_checks.hpp"
 #include "cdsbench/platform/user_stats.hpp"
+#include "cdsbench/set/hash/hashes.hpp"
 
 namespace cdsb::bench::peers {
 
@@ -107,6 +117,57 @@ class TbbConcurrentMap {
   Map map_;
 };
 
+class TbbConcurrentUnorderedMap {
+  struct EvenHash {
+    std::size_t operator()(std::uint64_t k) const { return hash::Even{}(k); }
+  };
+  using Value = std::pair<const std::uint64_t, std::uint64_t>;
+  using Map = tbb::concurrent_unordered_map<std::uint64_t, std::uint64_t, EvenHash, std::equal_to<std::uint64_t>,
+                                            std::allocator<Value>>;
+
+ public:
+  using key_type = std::uint64_t;
+  using mapped_type = std::uint64_t;
+  // unsafe_erase: only while no other thread runs an operation (see the top).
+  static constexpr bool concurrent_erase = false;
+
+  explicit TbbConcurrentUnorderedMap(int) {}
+
+  // Linearizable; lock-free (oneTBB's split-ordered list: a CAS to link).
+  bool insert(int, key_type k, mapped_type v) { return map_.emplace(k, v).second; }
+  // NOT thread-safe: oneTBB's unsafe_erase; run only while no other thread operates.
+  bool erase(int, key_type k) { return map_.unsafe_erase(k) == 1; }
+  // Linearizable; wait-free traversal.
+  bool contains(int, key_type k) { return map_.contains(k); }
+  // Linearizable: a value is written once, before its node is linked, and never changed.
+  std::optional<mapped_type> find(int, key_type k) {
+    const auto it = map_.find(k);
+    if (it == map_.end()) return std::nullopt;
+    return it->second;
+  }
+  // Linearizable: emplace links the new item or finds the present one; lock-free.
+  std::pair<mapped_type, bool> find_or_insert(int, key_type k, mapped_type v) {
+    const auto [it, inserted] = map_.emplace(k, v);
+    return {it->second, inserted};
+  }
+
+  // Quiescent.
+  template <class Fn>
+  void for_each_entry(Fn&& fn) const {
+    for (const auto& kv : map_) fn(kv.first, kv.second);
+  }
+  template <class Fn>
+  void for_each_key(Fn&& fn) const {
+    for (const auto& kv : map_) fn(kv.first);
+  }
+
+  // Quiescent: every item once, and size() agrees with the items.
+  std::string check_invariants() const { return size_matches_iteration(*this, map_.size()); }
+
+ private:
+  Map map_;
+};
+
 class TbbConcurrentHashMap {
   using Value = std::pair<const std::uint64_t, std::uint64_t>;
   using Map = tbb::concurrent_hash_map<std::uint64_t, std::uint64_t, tbb::tbb_hash_compare<std::uint64_t>,
@@ -124,21 +185,39 @@ class TbbConcurrentHashMap {
   bool erase(int, key_type k) { return map_.erase(k); }
   // Linearizable; blocking (the bucket's lock, shared).
   bool contains(int, key_type k) { return map_.count(k) != 0; }
+  // Linearizable; blocking (the item's lock, shared, held while the value is read).
+  std::optional<mapped_type> find(int, key_type k) {
+    typename Map::const_accessor item;
+    if (!map_.find(item, k)) return std::nullopt;
+    return item->second;
+  }
+  // Linearizable: oneTBB's insert with an accessor either inserts or finds, and holds the
+  // item's lock (shared) while the value is read; blocking.
+  std::pair<mapped_type, bool> find_or_insert(int, key_type k, mapped_type v) {
+    typename Map::const_accessor item;
+    const bool inserted = map_.insert(item, Value{k, v});
+    return {item->second, inserted};
+  }
+  // Linearizable: the value is written under the item's exclusive lock; blocking.
+  bool assign(int, key_type k, mapped_type v) {
+    typename Map::accessor item;
+    if (!map_.find(item, k)) return false;
+    item->second = v;
+    return true;
+  }
 
   // Quiescent.
   template <class Fn>
   void for_each_key(Fn&& fn) const {
     for (const auto& kv : map_) fn(kv.first);
   }
+  template <class Fn>
+  void for_each_entry(Fn&& fn) const {
+    for (const auto& kv : map_) fn(kv.first, kv.second);
+  }
 
   // Quiescent: every item once, and size() agrees with the items.
-  std::string check_invariants() const {
-    std::uint64_t items = 0;
-    for_each_key([&](key_type) { ++items; });
-    if (items != map_.size())
-      return "size() is " + std::to_string(map_.size()) + " but iteration finds " + std::to_string(items) + " items";
-    return {};
-  }
+  std::string check_invariants() const { return size_matches_iteration(*this, map_.size()); }
 
  private:
   Map map_;

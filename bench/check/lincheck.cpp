@@ -149,10 +149,15 @@ int check_structure(const Options& o, const StructureEntry& entry, const Variant
     c.threads = shape.threads;
     c.key_range = o.key_range;
     c.insert_pct = c.delete_pct = 100.0 / 3;
+    // A map's histories hold each of its operations (find is what the rates leave).
+    if (entry.model == "map") {
+      c.insert_pct = c.delete_pct = c.find_or_insert_pct = 20;
+      c.assign_pct = entry.map_assign ? 20 : 0;
+    }
     // A structure without a thread-safe erase (registry.hpp: concurrent_erase) is checked on
-    // inserts and searches.
+    // inserts and searches (and a map's other operations).
     if (!entry.concurrent_erase) {
-      c.insert_pct = 50;
+      c.insert_pct = entry.model == "map" ? 20 : 50;
       c.delete_pct = 0;
     }
     // A stack's history is only as hard to check as the stack is deep: the order of two
@@ -164,8 +169,6 @@ int check_structure(const Options& o, const StructureEntry& entry, const Variant
       c.insert_pct = 30;
       c.delete_pct = 40;
     }
-    // A map's histories hold each of its operations (find is what the rates leave).
-    if (entry.model == "map") c.insert_pct = c.delete_pct = c.find_or_insert_pct = c.assign_pct = 20;
     c.ops = static_cast<std::uint64_t>(shape.threads) * shape.ops_per_thread;
     c.prefill = PrefillMode::none;
     c.pin = PinMode::none;

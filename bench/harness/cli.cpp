@@ -73,7 +73,7 @@ void list_structures(const Registry& registry) {
               << (e.library == "cdsbench" ? "" : "; library: " + e.library)
               << "; reclaimers: " << join(e.reclaimers(), ",") << "; allocators: " << join(e.allocators(), ",")
               << "; range queries: " << (e.range_queries ? "yes" : "no")
-              << (e.map_operations ? "; map operations: find, find_or_insert, assign" : "")
+              << (e.map_operations ? std::string("; map operations: find, find_or_insert") + (e.map_assign ? ", assign" : "") : "")
               << (e.layout.empty() ? "" : "; " + e.layout) << "]\n";
   }
 }
@@ -94,6 +94,7 @@ Json registry_json(const Registry& registry) {
                     {"sequential", or_null(e.sequential)},
                     {"range_queries", e.range_queries},
                     {"map_operations", e.map_operations},
+                    {"map_assign", e.map_assign},
                     {"concurrent_erase", e.concurrent_erase},
                     {"search_depths", e.search_depths},
                     {"layout", e.layout},

@@ -106,7 +106,9 @@ Config convert(const RawOptions& raw, const Registry& registry) {
   }
   if ((c.find_or_insert_pct > 0 || c.assign_pct > 0) && !entry->map_operations)
     throw UsageError{std::string(c.find_or_insert_pct > 0 ? "--find-or-insert" : "--assign") + ": structure '" + c.ds +
-                     "' is not a map with find_or_insert and assign; allowed: 0 for it (maps: cdsbench --list)"};
+                     "' is not a map with find_or_insert; allowed: 0 for it (maps: cdsbench --list)"};
+  if (c.assign_pct > 0 && !entry->map_assign)
+    throw UsageError{"--assign: structure '" + c.ds + "' has no linearizable assign; allowed: 0 for it"};
   c.rq_size = parse_integer<std::uint64_t>("--rq-size", raw.rq_size, 1, c.key_range);
   if ((c.rq_pct > 0 || c.rq_threads > 0) && !entry->range_queries)
     throw UsageError{std::string(c.rq_pct > 0 ? "--rq" : "--rq-threads") + ": structure '" + c.ds +

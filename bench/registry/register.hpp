@@ -157,6 +157,13 @@ using variant_matrix =
     typename detail::Matrix<S, Reclaimers, Allocators>::type;
 #endif
 
+// The axes of the matrix only: every reclaimer with the default allocator and every allocator
+// with the default reclaimer (the test variants, in every tree): each choice measurable
+// against the default at half the compile time of the full matrix. For structures whose
+// reclaimer-allocator interplay is not what is studied (the hash maps).
+template <template <class> class S, class Reclaimers, class Allocators>
+using variant_axes = typename detail::TestVariants<typename detail::Matrix<S, Reclaimers, Allocators>::type>::type;
+
 namespace detail {
 
 // Runs fn.template operator()<V>() for the variant V named (reclaimer, allocator); an empty
@@ -268,6 +275,7 @@ StructureEntry set_entry(TypeList<Vs...> list, About about) {
   StructureEntry e = entry_for(list, std::move(about));
   e.range_queries = HasRangeQuery<First>;
   e.map_operations = ConcurrentMap<First>;
+  e.map_assign = HasAssign<First>;
   e.search_depths = HasSearchDepths<First>;
   e.concurrent_erase = erases_concurrently<First>;
   e.run_trial = &run_variant_trial<SetWorkload, Vs...>;

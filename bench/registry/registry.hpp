@@ -85,7 +85,8 @@ struct StructureEntry {
   std::vector<Variant> variants;
   std::string layout;  // node sizes, shown by --list ("" when not applicable)
   bool range_queries = false;
-  bool map_operations = false;  // a ConcurrentMap: find, find_or_insert, assign (--find-or-insert, --assign)
+  bool map_operations = false;  // a ConcurrentMap: find, find_or_insert (--find-or-insert)
+  bool map_assign = false;      // and a linearizable assign (HasAssign: --assign)
   bool search_depths = false;  // reports search_depth_mean/max (trees)
   // False for a structure whose erase must not run beside other operations (a peer:
   // oneTBB's concurrent_map): deletes are refused with more than one thread; lincheck and

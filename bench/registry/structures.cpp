@@ -2,7 +2,9 @@
 // To add a structure: include its header and add its line (bench/registry/register.hpp says
 // what a line may call). This file is compiled once per registry shard (bench/CMakeLists.txt);
 // each line is instantiated in one shard only.
+#include "bench/adapters/libcds_maps.hpp"
 #include "bench/adapters/libcds_sets.hpp"
+#include "bench/adapters/libcuckoo_maps.hpp"
 #include "bench/adapters/tbb_sets.hpp"
 #include "bench/registry/null_set.hpp"
 #include "bench/registry/register.hpp"
@@ -88,10 +90,10 @@ void add_structures(RegistryShard& shard) {
       {.name = "dedup_chaining_map", .kind = unordered_map,
        .description = "PARSEC 3.0 dedup's hash table (the dedup study's baseline): fixed prime bucket count, chaining, "
                       "a mutex per bucket around each operation"}));
-  CDSB_REGISTER(set_structure<variant_matrix<MichaelMap, AllReclaimers, AllocationPolicies>>(
+  CDSB_REGISTER(set_structure<variant_axes<MichaelMap, AllReclaimers, AllocationPolicies>>(
       {.name = "michael_hash_map", .kind = unordered_map,
        .description = "Michael's lock-free hash map (SPAA 2002): a fixed power-of-two array of Harris-Michael lists"}));
-  CDSB_REGISTER(set_structure<variant_matrix<SplitOrdered, AllReclaimers, AllocationPolicies>>(
+  CDSB_REGISTER(set_structure<variant_axes<SplitOrdered, AllReclaimers, AllocationPolicies>>(
       {.name = "split_ordered_map", .kind = unordered_map,
        .description = "Shalev-Shavit split-ordered lists (PODC 2003): one lock-free list in bit-reversed hash order, "
                       "buckets as sentinels into it; resizable without moving items"}));
@@ -106,7 +108,7 @@ void add_structures(RegistryShard& shard) {
   // dozens per second with 3 threads on 64 keys, for EllenBinTreeMap (HP and RCU) and
   // SkipListMap alike, in a program using libcds alone. Not a race of ours and not one we can
   // annotate, so the release and ASan trees run these peers and the TSan tree does not (it runs
-  // tbb.concurrent_hash_map only).
+  // tbb.concurrent_hash_map and libcuckoo.map only).
   CDSB_REGISTER(set_structure<TypeList<LibcdsEllenBst<cds::gc::HP>, LibcdsEllenBst<LibcdsRcu>>>(
       {.name = "libcds.ellen_bst", .kind = ordered_set,
        .description = "libcds 2.3.3 EllenBinTreeMap (Ellen et al., PODC 2010) as shipped: hp = libcds Hazard Pointers "
@@ -134,6 +136,21 @@ void add_structures(RegistryShard& shard) {
        .description = "libcds 2.3.3 BronsonAVLTreeMap (Bronson et al., PPoPP 2010) as shipped, with libcds "
                       "general_buffered user-space RCU",
        .library = "libcds", .layout = LibcdsBronsonAvl::layout()}));
+  CDSB_REGISTER(set_structure<LibcdsMichaelHashMap>(
+      {.name = "libcds.michael_hash_map", .kind = unordered_map,
+       .description = "libcds 2.3.3 MichaelHashMap over MichaelKVList (Michael, SPAA 2002), libcds Hazard Pointers; "
+                      "no assign (libcds updates a value in place, unsynchronised with readers)",
+       .library = "libcds"}));
+  CDSB_REGISTER(set_structure<LibcdsSplitListMap>(
+      {.name = "libcds.split_list_map", .kind = unordered_map,
+       .description = "libcds 2.3.3 SplitListMap (Shalev & Shavit, PODC 2003) over Michael's list, libcds Hazard "
+                      "Pointers; no assign (as libcds.michael_hash_map)",
+       .library = "libcds"}));
+  CDSB_REGISTER(set_structure<LibcdsFeldmanHashMap>(
+      {.name = "libcds.feldman_hash_map", .kind = unordered_map,
+       .description = "libcds 2.3.3 FeldmanHashMap (Feldman, LaBorde & Dechev's multi-level arrays; lock-free in "
+                      "libcds: no bound on its retries), libcds Hazard Pointers",
+       .library = "libcds"}));
   // Not in the TSan tree either: concurrent_map draws node heights from an
   // enumerable_thread_specific, whose per-thread slots oneTBB allocates with its
   // cache_aligned_allocator, i.e. from tbbmalloc (libtbb loads libtbbmalloc.so.2 when it is
@@ -147,11 +164,21 @@ void add_structures(RegistryShard& shard) {
                       "is not thread-safe, so deletes run only with one thread",
        .library = "oneTBB", .layout = TbbConcurrentMap::layout()}));
 #endif
+  CDSB_REGISTER(set_structure<TbbConcurrentUnorderedMap>(
+      {.name = "tbb.concurrent_unordered_map", .kind = unordered_map,
+       .description = "oneTBB 2021.8 concurrent_unordered_map (split-ordered list): concurrent insert and find; its "
+                      "erase (unsafe_erase) is not thread-safe, so deletes run only with one thread; no assign",
+       .library = "oneTBB"}));
   CDSB_REGISTER(set_structure<TbbConcurrentHashMap>(
       {.name = "tbb.concurrent_hash_map", .kind = unordered_map,
        .description = "oneTBB 2021.8 concurrent_hash_map (unordered; bucket and item readers-writer locks): oneTBB's "
                       "concurrent erase",
        .library = "oneTBB"}));
+  CDSB_REGISTER(set_structure<LibcuckooMap>(
+      {.name = "libcuckoo.map", .kind = unordered_map,
+       .description = "libcuckoo 0.3.1 cuckoohash_map (Li et al., EuroSys 2014): 4-way bucketed cuckoo hashing, striped "
+                      "spin locks, doubles under all locks; our even hash",
+       .library = "libcuckoo"}));
 
   // ---- Node Replication and the black-box baselines (bench/workloads/blackbox/) -------------
   CDSB_REGISTER(blackbox_methods<seq::SkipListPq>("skiplist_pq", "skip-list priority queue"));

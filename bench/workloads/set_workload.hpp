@@ -269,11 +269,11 @@ class SetWorkload final : public SetWorkloadCore {
         }
         break;
       case op_assign:
-        if constexpr (is_map) {
+        if constexpr (HasAssign<S>) {
           written = value_of(tid, st, key);
           ok = set_->assign(tid, key, written);
         } else {
-          ok = false;  // rejected by the command line: not a map
+          ok = false;  // rejected by the command line: no assign
         }
         break;
       default:  // op_read: a search

@@ -31,7 +31,7 @@ Json run_and_validate() {
   c.threads = 2;
   c.key_range = 4000;
   c.insert_pct = c.delete_pct = 20;
-  if constexpr (ConcurrentMap<S>) c.find_or_insert_pct = c.assign_pct = 10;
+  if constexpr (HasAssign<S>) c.find_or_insert_pct = c.assign_pct = 10;
   c.seed = 7;
   static const Topology topology;
   const std::vector<int> cpus(c.total_threads(), -1);

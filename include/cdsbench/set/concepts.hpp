@@ -23,7 +23,7 @@ concept ConcurrentSet =
       { s.contains(tid, k) } -> std::same_as<bool>;
     };
 
-// A map: a set whose keys carry values, with the operations dedup's pattern needs. Every
+// A map: a set whose keys carry values, with the lookup dedup's pattern needs. Every
 // operation is linearizable.
 template <class S>
 concept ConcurrentMap =
@@ -33,10 +33,16 @@ concept ConcurrentMap =
       // k's value and false if k was present, else (v, true) with k now mapped to v: the
       // dedup pattern (look a digest up, insert it if absent, learn whether another thread won).
       { s.find_or_insert(tid, k, v) } -> std::same_as<std::pair<typename S::mapped_type, bool>>;
-      // true iff k was present and now maps to v (dedup stores the compressed chunk back into
-      // its entry: the study's atomic_update); never inserts.
-      { s.assign(tid, k, v) } -> std::same_as<bool>;
     };
+
+// A map's assign: true iff k was present and now maps to v (dedup stores the compressed chunk
+// back into its entry: the study's atomic_update); never inserts. Linearizable. Every map of
+// ours has it; a peer without a linearizable one (a value written in place, unsynchronised with
+// readers) does not offer it.
+template <class S>
+concept HasAssign = ConcurrentMap<S> && requires(S& s, int tid, typename S::key_type k, typename S::mapped_type v) {
+  { s.assign(tid, k, v) } -> std::same_as<bool>;
+};
 
 // How many keys a structure should expect to hold, given at construction to those that take
 // it (a hash map sizes its table by it; one whose table is fixed keeps that size for good).

@@ -189,6 +189,6 @@ class DedupChainingMap {
   [[no_unique_address]] const Hash hash_;
 };
 
-static_assert(ConcurrentMap<DedupChainingMap<>>);
+static_assert(HasAssign<DedupChainingMap<>>);
 
 }  // namespace cdsb

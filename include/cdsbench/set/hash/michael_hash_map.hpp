@@ -42,10 +42,11 @@ class MichaelHashMap {
   static constexpr int hazard_slots = Chains::hazard_slots;
   static constexpr std::size_t node_bytes = Chains::node_bytes;
   static constexpr std::uint64_t default_buckets = std::uint64_t{1} << 16;
+  static constexpr std::uint64_t max_buckets = std::uint64_t{1} << 40;
 
   explicit MichaelHashMap(int max_threads, reclaim::ReclaimOptions options = {}, SizeHint size = {}, Hash hash = {})
       : chains_(max_threads, options),
-        bucket_bits_(std::countr_zero(std::bit_ceil(size.keys ? size.keys : default_buckets))),
+        bucket_bits_(std::countr_zero(std::bit_ceil(size.keys ? std::min(size.keys, max_buckets) : default_buckets))),
         buckets_(std::make_unique<Link[]>(bucket_count())),
         hash_(hash) {}
 
@@ -117,6 +118,6 @@ class MichaelHashMap {
   [[no_unique_address]] const Hash hash_;
 };
 
-static_assert(ConcurrentMap<MichaelHashMap<reclaim::Archetype<false>>>);
+static_assert(HasAssign<MichaelHashMap<reclaim::Archetype<false>>>);
 
 }  // namespace cdsb

@@ -17,8 +17,12 @@
 // The table grows (never shrinks) when the item count exceeds max_load x buckets: one CAS
 // doubles the bucket count. The bucket array is a directory of levels (level l holds buckets
 // [2^(l-1), 2^l), allocated by the first operation that needs one of them), so growing copies
-// nothing; it costs 8 bytes per bucket. The item count is one shared counter (as in the paper):
-// every successful insert and erase updates it.
+// nothing; it costs 8 bytes per bucket. But the operation that first touches a level allocates
+// and zeroes it inline (8 x 2^(l-1) bytes: 4 MiB at 2^20 buckets), a latency outlier, and
+// threads that race for a level each zero a copy before one wins. The item count is one shared
+// signed counter (as in the paper), updated after each successful insert and erase: an erase
+// can count before the insert of its key does, so it may be briefly negative (never a reason
+// to grow).
 //
 // Progress and linearizability: every operation is the list's operation, started from a
 // sentinel, so it is linearizable and lock-free as the list's (HarrisMichaelChains), with the
@@ -66,7 +70,7 @@ class SplitOrderedMap {
   static constexpr int hazard_slots = Chains::hazard_slots;
   static constexpr std::size_t node_bytes = Chains::node_bytes;  // items and sentinels alike
   static constexpr std::uint64_t max_load = 2;                   // items per bucket before doubling
-  static constexpr int max_levels = 48;                          // up to 2^47 buckets
+  static constexpr int max_levels = 48;                          // levels 0..47: up to 2^47 buckets
 
   explicit SplitOrderedMap(int max_threads, reclaim::ReclaimOptions options = {}, Hash hash = {})
       : chains_(max_threads, options), hash_(hash) {
@@ -87,6 +91,7 @@ class SplitOrderedMap {
   bool insert(int tid, Key key, Value value) {
     const std::uint64_t h = hash_(key);
     if (!chains_.insert(tid, bucket(tid, h), item_key(h, key), value)) return false;
+    CDSB_INTERLEAVE("so.insert.linked");  // the item is in, the count not yet
     grown_by_one();
     return true;
   }
@@ -116,7 +121,8 @@ class SplitOrderedMap {
     return chains_.assign(tid, bucket(tid, h), item_key(h, key), value);
   }
 
-  std::uint64_t bucket_count() const { return buckets_.load(std::memory_order_acquire); }
+  // Relaxed: nothing is published through it (see grown_by_one).
+  std::uint64_t bucket_count() const { return buckets_.load(std::memory_order_relaxed); }
 
   // ---- quiescent helpers ----------------------------------------------------------------
   template <class Fn>
@@ -150,7 +156,7 @@ class SplitOrderedMap {
       }
     });
     if (!bad.empty()) return bad;
-    if (items != count_.load(std::memory_order_relaxed))
+    if (static_cast<std::int64_t>(items) != count_.load(std::memory_order_relaxed))
       return "count " + std::to_string(count_.load(std::memory_order_relaxed)) + " but " + std::to_string(items) + " items";
     std::uint64_t initialised = 0;
     for (std::uint64_t b = 0; b < bucket_count(); ++b) {
@@ -180,7 +186,9 @@ class SplitOrderedMap {
   }
   static SplitKey item_key(std::uint64_t h, const Key& key) { return {reverse(h) | 1, key}; }
   static SplitKey sentinel_key(std::uint64_t b) { return {reverse(b), Key{}}; }
-  static std::uint64_t parent_of(std::uint64_t b) { return b & ~(std::uint64_t{1} << (std::bit_width(b) - 1)); }
+  static std::uint64_t parent_of(std::uint64_t b) {  // b > 0: bucket 0 has no parent (set up by the constructor)
+    return b & ~(std::uint64_t{1} << (std::bit_width(b) - 1));
+  }
 
   using Slot = std::atomic<Link*>;  // a bucket: its sentinel's link, null until initialised
 
@@ -230,23 +238,27 @@ class SplitOrderedMap {
   }
 
   void grown_by_one() {
-    const std::uint64_t items = count_.fetch_add(1, std::memory_order_relaxed) + 1;
+    const std::int64_t items = count_.fetch_add(1, std::memory_order_relaxed) + 1;
     std::uint64_t buckets = bucket_count();
-    // One CAS doubles the table; a failure means another thread already did. release: a
-    // thread that reads the new count finds the levels and slots as the grower left them
-    // (they are allocated on demand anyway, so nothing else depends on this order).
-    if (items > max_load * buckets && std::bit_width(buckets) < max_levels)
-      buckets_.compare_exchange_strong(buckets, buckets * 2, std::memory_order_release, std::memory_order_relaxed);
+    // One CAS doubles the table; a failure means another thread already did. Relaxed: nothing
+    // is published through the bucket count (levels and sentinels are made on demand by
+    // whoever needs them). A count that went negative (erases counted before their inserts)
+    // never grows the table; read as unsigned it would double it on every insert.
+    const bool over = CDSB_MUTANT("so.count_read_unsigned")
+                          ? static_cast<std::uint64_t>(items) > max_load * buckets
+                          : items > 0 && static_cast<std::uint64_t>(items) > max_load * buckets;
+    if (over && std::bit_width(buckets) < max_levels)
+      buckets_.compare_exchange_strong(buckets, buckets * 2, std::memory_order_relaxed, std::memory_order_relaxed);
   }
 
   Chains chains_;
   [[no_unique_address]] const Hash hash_;
   alignas(false_sharing_range) Link head_{};
   alignas(false_sharing_range) std::atomic<std::uint64_t> buckets_{2};
-  alignas(false_sharing_range) std::atomic<std::uint64_t> count_{0};
-  std::atomic<Slot*> levels_[max_levels + 1]{};
+  alignas(false_sharing_range) std::atomic<std::int64_t> count_{0};
+  std::atomic<Slot*> levels_[max_levels]{};
 };
 
-static_assert(ConcurrentMap<SplitOrderedMap<reclaim::Archetype<false>>>);
+static_assert(HasAssign<SplitOrderedMap<reclaim::Archetype<false>>>);
 
 }  // namespace cdsb

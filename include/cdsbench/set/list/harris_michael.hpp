@@ -75,8 +75,9 @@ class HarrisMichaelChains {
     head.store(Ptr(), std::memory_order_relaxed);
   }
 
-  // Linearizable (at the CAS that links the node, or at the find that saw the key);
-  // lock-free. The key's value, if it was present, goes to *existing.
+  // Linearizable (at the CAS that links the node, or at the find that saw the key; with
+  // *existing, at the load of its value, as find_value); lock-free. The key's value, if it was
+  // present, goes to *existing.
   bool insert(int tid, Link& head, Key key, Value value, Value* existing = nullptr) {
     auto guard = reclaimer_.enter(tid);
     bool inserted;
@@ -129,11 +130,14 @@ class HarrisMichaelChains {
     return find(tid, head, key, pos);
   }
 
-  // Linearizable (as contains; the value as the top of the file says); lock-free.
+  // Linearizable: absent at the read that missed the key (as contains); present at the load
+  // of the value if the node was still unmarked then, else just before the erase that marked
+  // it (the top of the file); lock-free.
   std::optional<Value> find_value(int tid, Link& head, Key key) {
     auto guard = reclaimer_.enter(tid);
     Position pos;
     if (!find(tid, head, key, pos)) return std::nullopt;
+    CDSB_INTERLEAVE("hm.find_value.located");  // node found unmarked (and protected), value not yet read
     // acquire: a value that points to data (dedup's compressed chunk) publishes it.
     return pos.cur->value.load(std::memory_order_acquire);
   }
@@ -194,7 +198,9 @@ class HarrisMichaelChains {
   };
 
   // The node holding key: the one found, or a new one linked (inserted = true). The caller
-  // holds a guard; the node stays protected until it ends.
+  // holds a guard, which keeps a found node protected until it ends; a node this call linked is
+  // not protected (hazard pointers hold no slot for it), so only a node that is never retired
+  // (a sentinel) may be used after the guard.
   Node* link_node(int tid, Link& head, Key key, Value value, bool& inserted) {
     Node* node = nullptr;
     for (;;) {
@@ -320,6 +326,6 @@ class HarrisMichaelList {
   alignas(false_sharing_range) typename Chains::Link head_{};
 };
 
-static_assert(ConcurrentMap<HarrisMichaelList<reclaim::Archetype<false>>>);
+static_assert(HasAssign<HarrisMichaelList<reclaim::Archetype<false>>>);
 
 }  // namespace cdsb
