@@ -57,8 +57,23 @@ using SplitList = cc::SplitListMap<
     cds::gc::HP, std::uint64_t, std::uint64_t,
     cc::split_list::make_traits<cc::split_list::ordered_list<cc::michael_list_tag>, cc::opt::hash<EvenHash>,
                                 cc::split_list::ordered_list_traits<cc::michael_list::make_traits<Less>::type>>::type>;
+// libcds allocates a Feldman array node as one block larger than its type (the slots follow
+// it) but frees it as one object of its type: a sized delete of the wrong size, which ASan
+// reports (new-delete-type-mismatch) and glibc's malloc ignores. This allocator frees unsized.
+template <class T>
+struct UnsizedFreeAllocator {
+  using value_type = T;
+  UnsizedFreeAllocator() = default;
+  template <class U>
+  UnsizedFreeAllocator(const UnsizedFreeAllocator<U>&) {}
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T))); }
+  void deallocate(T* p, std::size_t) { ::operator delete(p); }
+  template <class U>
+  bool operator==(const UnsizedFreeAllocator<U>&) const { return true; }
+};
 struct FeldmanTraits : cc::feldman_hashmap::traits {
   using hash = EvenHash;  // a bijection on 64 bits: every key's path is its own
+  using node_allocator = UnsizedFreeAllocator<int>;  // array nodes (see above)
 };
 using Feldman = cc::FeldmanHashMap<cds::gc::HP, std::uint64_t, std::uint64_t, FeldmanTraits>;
 

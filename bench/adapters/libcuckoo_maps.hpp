@@ -11,19 +11,22 @@
 // Every operation runs under its buckets' locks, so each is linearizable and blocking. The
 // map is built with our `even` hash (the default std::hash<uint64_t> of libstdc++ is the
 // identity, whose low bits libcuckoo would use for both the bucket and the 8-bit tag) and
-// with the library's default initial size: it grows during prefill as a user's map would.
+// sized for the expected key count (SizeHint, as the fixed-size maps are; libcuckoo's default
+// reserves 2^16 slots, which made each of lincheck's small histories build a 1 MiB table).
 // It holds no nodes (items live in the table's slots), so nothing is reclaimed later:
 // registered as `immediate`.
 #pragma once
 
 #include <libcuckoo/cuckoohash_map.hh>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <utility>
 
 #include "bench/adapters/peer_checks.hpp"
 #include "cdsbench/platform/user_stats.hpp"
+#include "cdsbench/set/concepts.hpp"
 #include "cdsbench/set/hash/hashes.hpp"
 
 namespace cdsb::bench::peers {
@@ -38,7 +41,7 @@ class LibcuckooMap {
   using key_type = std::uint64_t;
   using mapped_type = std::uint64_t;
 
-  explicit LibcuckooMap(int) {}
+  LibcuckooMap(int, SizeHint size) : map_(std::max<std::uint64_t>(size.keys, 16)) {}
 
   // Each operation: linearizable (under its two buckets' locks); blocking.
   bool insert(int, key_type k, mapped_type v) { return map_.insert(k, v); }

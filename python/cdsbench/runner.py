@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import datetime as dt
 import fcntl
+import functools
 import json
 import os
 import shutil
@@ -59,13 +60,16 @@ class Lock:
         os.close(self.fd)
 
 
-def _child_setup():
+def _child_setup(runner_pid: int):
     # The run dies with the runner (kill -9 included): no orphan keeps measuring, or writing.
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
+    # A runner killed between the fork and the prctl sends no signal: the child must see it.
+    if os.getppid() != runner_pid:
+        os._exit(1)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -120,7 +124,7 @@ def execute(run: Run, runs_dir: Path, cwd: Path, timeout_s: float, json_output: 
     with open(tmp / "stdout.txt", "wb") as out, open(tmp / "stderr.txt", "wb") as err:
         try:
             proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=cwd,
-                                    start_new_session=True, preexec_fn=_child_setup)
+                                    start_new_session=True, preexec_fn=functools.partial(_child_setup, os.getpid()))
         except OSError as e:
             err.write(f"cdsbench-run: cannot start {argv[0]}: {e.strerror or e}\n".encode())
             proc = None
