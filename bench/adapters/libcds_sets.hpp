@@ -35,8 +35,8 @@
 //   `descriptors_*`), on the process's malloc like our `system` allocator.
 //
 // libcds's .so is not built with ThreadSanitizer: the hazard-pointer scans that decide when a
-// node may be freed run inside it, unseen by TSan (see bench/registry/structures.cpp). And libcds's
-// SkipListMap::contains is not linearizable (lincheck found it; bench/registry/structures.cpp has
+// node may be freed run inside it, unseen by TSan (see bench/registry/peers.cpp). And libcds's
+// SkipListMap::contains is not linearizable (lincheck found it; bench/registry/peers.cpp has
 // the evidence): the adapter calls it as it is, so measurements show the library as shipped.
 #pragma once
 
@@ -316,7 +316,7 @@ class LibcdsSkipListMap {
   // Linearizable; lock-free (libcds); hp.
   bool erase(int, key_type k) { return map_.erase(k); }
   // NOT linearizable in libcds 2.3.3: may report a key whose erase has already taken effect
-  // (bench/registry/structures.cpp); lock-free (libcds); hp.
+  // (bench/registry/peers.cpp); lock-free (libcds); hp.
   bool contains(int, key_type k) { return map_.contains(k); }
 
   void thread_init(int) { LibcdsSession::attach_thread(); }

@@ -31,15 +31,18 @@
 
 namespace cdsb::bench::peers {
 
+// Key: 64-bit integers or digests; Hash: one of our named hashes (hashes.hpp).
+template <class Key = std::uint64_t, class Hash = hash::Even>
 class LibcuckooMap {
-  struct EvenHash {
-    std::size_t operator()(std::uint64_t k) const { return hash::Even{}(k); }
+  struct HashFn {
+    std::size_t operator()(const Key& k) const { return Hash{}(k); }
   };
-  using Map = libcuckoo::cuckoohash_map<std::uint64_t, std::uint64_t, EvenHash>;
+  using Map = libcuckoo::cuckoohash_map<Key, std::uint64_t, HashFn>;
 
  public:
-  using key_type = std::uint64_t;
+  using key_type = Key;
   using mapped_type = std::uint64_t;
+  using hash_type = Hash;
 
   LibcuckooMap(int, SizeHint size) : map_(std::max<std::uint64_t>(size.keys, 16)) {}
 
@@ -72,7 +75,7 @@ class LibcuckooMap {
   }
   template <class Fn>
   void for_each_key(Fn&& fn) const {
-    for_each_entry([&](key_type k, mapped_type) { fn(k); });
+    for_each_entry([&](const key_type& k, mapped_type) { fn(k); });
   }
 
   // Quiescent: size() agrees with the items.

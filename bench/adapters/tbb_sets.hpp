@@ -168,14 +168,22 @@ class TbbConcurrentUnorderedMap {
   Map map_;
 };
 
+// Key: 64-bit integers (hashed by oneTBB's own tbb_hash_compare, as shipped) or digests,
+// hashed by one of our named hashes (Hash), as the dedup study ran oneTBB's map with dedup's.
+template <class Key = std::uint64_t, class Hash = void>
 class TbbConcurrentHashMap {
-  using Value = std::pair<const std::uint64_t, std::uint64_t>;
-  using Map = tbb::concurrent_hash_map<std::uint64_t, std::uint64_t, tbb::tbb_hash_compare<std::uint64_t>,
-                                       std::allocator<Value>>;
+  struct NamedHashCompare {
+    std::size_t hash(const Key& k) const { return Hash{}(k); }
+    bool equal(const Key& a, const Key& b) const { return a == b; }
+  };
+  using HashCompare = std::conditional_t<std::is_void_v<Hash>, tbb::tbb_hash_compare<Key>, NamedHashCompare>;
+  using Value = std::pair<const Key, std::uint64_t>;
+  using Map = tbb::concurrent_hash_map<Key, std::uint64_t, HashCompare, std::allocator<Value>>;
 
  public:
-  using key_type = std::uint64_t;
+  using key_type = Key;
   using mapped_type = std::uint64_t;
+  using hash_type = Hash;
 
   explicit TbbConcurrentHashMap(int) {}
 

@@ -32,6 +32,8 @@ Json config_json(const Config& c, const StructureEntry& entry, const std::vector
   j["assign_pct"] = c.assign_pct;
   j["search_pct"] = c.search_pct();
   j["rq_size"] = c.rq_size;
+  j["keys"] = c.keys == KeyType::digest ? "digest" : "u64";
+  j["hash"] = c.hash;
   if (c.ops) {
     j["duration_ms"] = "none";
     j["ops"] = *c.ops;
@@ -74,6 +76,7 @@ void list_structures(const Registry& registry) {
               << "; reclaimers: " << join(e.reclaimers(), ",") << "; allocators: " << join(e.allocators(), ",")
               << "; range queries: " << (e.range_queries ? "yes" : "no")
               << (e.map_operations ? std::string("; map operations: find, find_or_insert") + (e.map_assign ? ", assign" : "") : "")
+              << (e.digest_hashes.empty() ? "" : "; digest keys, hashes: " + join(e.digest_hashes, ","))
               << (e.layout.empty() ? "" : "; " + e.layout) << "]\n";
   }
 }
@@ -95,6 +98,7 @@ Json registry_json(const Registry& registry) {
                     {"range_queries", e.range_queries},
                     {"map_operations", e.map_operations},
                     {"map_assign", e.map_assign},
+                    {"digest_hashes", e.digest_hashes},
                     {"concurrent_erase", e.concurrent_erase},
                     {"search_depths", e.search_depths},
                     {"layout", e.layout},

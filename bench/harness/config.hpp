@@ -14,6 +14,10 @@ namespace cdsb::bench {
 
 enum class PrefillMode { steady, insert_only, none };
 
+// The structure's keys: the workload's 64-bit integers, or each encoded as a 20-byte digest
+// (bench/workloads/key_codec.hpp), for the maps built with digest keys (the dedup study's).
+enum class KeyType { u64, digest };
+
 struct Config {
   std::string ds;
   int threads = 1;                 // update threads
@@ -22,6 +26,8 @@ struct Config {
   double insert_pct = 10, delete_pct = 10, rq_pct = 0;  // independent rates (P4); search = rest
   double find_or_insert_pct = 0, assign_pct = 0;       // maps only (registry: map_operations)
   std::uint64_t rq_size = 100;
+  KeyType keys = KeyType::u64;
+  std::string hash = "even";  // digest keys: the map's named hash (cdsbench/set/hash/hashes.hpp)
   std::uint64_t duration_ms = 1000;
   std::optional<std::uint64_t> ops;  // fixed op count for the update threads instead of a duration
   PrefillMode prefill = PrefillMode::steady;

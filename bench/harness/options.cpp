@@ -41,7 +41,7 @@ struct RawOptions {
               delete_ = "10", rq = "0", find_or_insert = "0", assign = "0", rq_size = "100", duration_ms, ops, prefill = "steady",
               prefill_tolerance = "0.01", prefill_aging = "0.05", prefill_timeout_ms = "60000", distribution = "uniform",
               prng = "xoshiro256starstar", seed, reseed_every = "0", pin = "compact",
-              latency_sample = "0", reclaimer, allocator, malloc, trials = "1", json;
+              latency_sample = "0", reclaimer, allocator, malloc, trials = "1", json, keys = "u64", hash;
   bool list = false, reclaim_eager = false;
   std::string prefill_items, external_work, nr_replicas, nr_log_entries;  // black-box structures
 };
@@ -109,6 +109,17 @@ Config convert(const RawOptions& raw, const Registry& registry) {
                      "' is not a map with find_or_insert; allowed: 0 for it (maps: cdsbench --list)"};
   if (c.assign_pct > 0 && !entry->map_assign)
     throw UsageError{"--assign: structure '" + c.ds + "' has no linearizable assign; allowed: 0 for it"};
+  if (raw.keys == "digest") c.keys = KeyType::digest;
+  else if (raw.keys != "u64") throw UsageError{"--keys: unknown key type '" + raw.keys + "'; allowed: u64, digest"};
+  if (c.keys == KeyType::digest && entry->digest_hashes.empty())
+    throw UsageError{"--keys: structure '" + c.ds + "' is not built with digest keys; allowed: u64 for it"};
+  if (!raw.hash.empty()) {
+    const std::vector<std::string> hashes = c.keys == KeyType::digest ? entry->digest_hashes : std::vector<std::string>{"even"};
+    if (std::find(hashes.begin(), hashes.end(), raw.hash) == hashes.end())
+      throw UsageError{"--hash: '" + raw.hash + "' is not built for structure '" + c.ds + "' with --keys " + raw.keys +
+                       "; allowed: " + join(hashes, ", ") + (c.keys == KeyType::u64 ? " (other hashes take --keys digest)" : "")};
+    c.hash = raw.hash;
+  }
   c.rq_size = parse_integer<std::uint64_t>("--rq-size", raw.rq_size, 1, c.key_range);
   if ((c.rq_pct > 0 || c.rq_threads > 0) && !entry->range_queries)
     throw UsageError{std::string(c.rq_pct > 0 ? "--rq" : "--rq-threads") + ": structure '" + c.ds +
@@ -189,6 +200,9 @@ Config convert(const RawOptions& raw, const Registry& registry) {
     throw UsageError{"--reclaimer/--allocator: " + c.reclaimer + "/" + c.allocator + " is not built for structure '" + c.ds +
                      "' in this build (sanitizer builds have the test variants only); allowed: " + join(pairs, ", ")};
   }
+  if (c.keys == KeyType::digest && !(Variant{c.reclaimer, c.allocator, fallback.test} == fallback))
+    throw UsageError{"--reclaimer/--allocator: structure '" + c.ds + "' has digest keys in its default variant only; allowed: " +
+                     fallback.reclaimer + "/" + fallback.allocator};
   c.reclaim_eager = raw.reclaim_eager;
 
   // Without --malloc the process runs on whatever serves it (glibc, or a sanitizer's).
@@ -250,6 +264,8 @@ std::variant<Config, UsageError, HelpShown> parse_command_line(int argc, const c
   app.add_option("--find-or-insert", raw.find_or_insert, "Maps: find_or_insert rate (dedup's lookup), percent [0]");
   app.add_option("--assign", raw.assign, "Maps: assign rate (overwrite a present key's value), percent [0]");
   app.add_option("--rq-size", raw.rq_size, "Keys spanned by a range query [100]");
+  app.add_option("--keys", raw.keys, "Maps: u64 | digest (each key a 20-byte digest, as dedup's) [u64]");
+  app.add_option("--hash", raw.hash, "Maps with digest keys: even | parsec3 | bytesum (see --list) [even]");
   app.add_option("--duration-ms", raw.duration_ms, "Measured phase length [1000]");
   app.add_option("--ops", raw.ops, "Run this many operations in all instead of a duration");
   app.add_option("--prefill", raw.prefill, "steady | insert-only | none [steady]");

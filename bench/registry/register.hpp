@@ -1,4 +1,5 @@
-// Making registry entries: what bench/registry/structures.cpp's registration lines call.
+// Making registry entries: what the registration lines of bench/registry/structures.cpp,
+// peers.cpp and black_box.cpp call.
 //
 // A structure is registered by one line there,
 //
@@ -6,15 +7,17 @@
 //       {.name = "bst_tk", .kind = StructureKind::ordered_set, .description = "..."}));
 //
 // which instantiates the workload, the history recorder and the differential test for each
-// variant. Those instantiations are what takes compile time, so structures.cpp is compiled
-// as CDSBENCH_REGISTRY_SHARDS translation units (bench/CMakeLists.txt), and each registration
-// line is instantiated in one of them only: line i in shard i mod CDSBENCH_REGISTRY_SHARDS.
-// The other shards see the line inside a discarded `if constexpr` branch of a template, which
+// variant. Those instantiations are what takes compile time, so each file is compiled as
+// several translation units (its shards, bench/CMakeLists.txt), and each registration line
+// is instantiated in one of them only: line i in shard i mod the file's shard count. The
+// other shards see the line inside a discarded `if constexpr` branch of a template, which
 // is parsed but never instantiated. Nothing is copied per structure, and builtin_registry()
-// orders the entries as the lines are ordered.
+// orders the entries as the files and their lines are ordered.
 #pragma once
 
 #include <algorithm>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -41,6 +44,7 @@
 #include "cdsbench/reclaim/hp.hpp"
 #include "cdsbench/reclaim/ibr.hpp"
 #include "cdsbench/reclaim/none.hpp"
+#include "cdsbench/set/hash/hashes.hpp"
 
 namespace cdsb::bench {
 
@@ -267,9 +271,36 @@ inline constexpr bool is_type_list<TypeList<Ts...>> = true;
 template <class List>
 using variants_t = std::conditional_t<is_type_list<List>, List, TypeList<List>>;
 
+// A map template of (key, hash) built with digest keys and each named hash: the registration
+// line's second list (set_structure), for --keys digest --hash NAME.
+template <template <class, class> class M>
+using digest_keyed = TypeList<M<Digest160, hash::Even>, M<Digest160, hash::Parsec3>, M<Digest160, hash::ByteSum>>;
+
 namespace detail {
-template <ConcurrentSet... Vs>
-StructureEntry set_entry(TypeList<Vs...> list, About about) {
+// The set workload's trial: the variant the context names, or with digest keys the build
+// with its hash.
+template <class Variants, class Digests>
+struct SetTrial;
+template <class... Vs, class... Ds>
+struct SetTrial<TypeList<Vs...>, TypeList<Ds...>> {
+  static TrialOutcome run(const TrialContext& ctx) {
+    if constexpr (sizeof...(Ds) > 0) {
+      if (ctx.config.keys == KeyType::digest) {
+        std::optional<TrialOutcome> out;
+        auto visit = [&]<class D>() {
+          if (!out && ctx.config.hash == D::hash_type::name) out.emplace(run_owned_trial<SetWorkload<D, NoRecorder>>(ctx));
+        };
+        (visit.template operator()<Ds>(), ...);
+        if (!out) throw std::logic_error("no digest-keyed build with the hash --hash names (the command line should have refused it)");
+        return std::move(*out);
+      }
+    }
+    return run_variant_trial<SetWorkload, Vs...>(ctx);
+  }
+};
+
+template <ConcurrentSet... Vs, ConcurrentMap... Ds>
+StructureEntry set_entry(TypeList<Vs...> list, TypeList<Ds...>, About about) {
   using First = first_t<Vs...>;
   static_assert(HasForEachKey<First>, "the harness validates every trial through for_each_key (P6)");
   StructureEntry e = entry_for(list, std::move(about));
@@ -278,7 +309,8 @@ StructureEntry set_entry(TypeList<Vs...> list, About about) {
   e.map_assign = HasAssign<First>;
   e.search_depths = HasSearchDepths<First>;
   e.concurrent_erase = erases_concurrently<First>;
-  e.run_trial = &run_variant_trial<SetWorkload, Vs...>;
+  e.run_trial = &SetTrial<TypeList<Vs...>, TypeList<Ds...>>::run;
+  e.digest_hashes = {std::string(Ds::hash_type::name)...};
   if constexpr (stores_keys<First>) {
     e.model = ConcurrentMap<First> ? "map" : "set";
     e.record_history = &record_variant_history<SetWorkload, Vs...>;
@@ -292,9 +324,11 @@ StructureEntry set_entry(TypeList<Vs...> list, About about) {
 
 // A set (or a map run as a set) measured by the set workload. Every variant can be
 // measured; history recording and the differential test exist for the test variants only.
-template <class List>
+// A map may add its digest-keyed builds (digest_keyed), measured by the same workload with
+// encoded keys (--keys digest), through the default variant's reclaimer and allocator.
+template <class List, class Digests = TypeList<>>
 StructureEntry set_structure(About about) {
-  return detail::set_entry(variants_t<List>{}, std::move(about));
+  return detail::set_entry(variants_t<List>{}, Digests{}, std::move(about));
 }
 
 namespace detail {
@@ -343,11 +377,12 @@ std::vector<StructureEntry> blackbox_methods(const std::string& sequential, cons
 
 // ---- the registration line ------------------------------------------------------------------
 
-// A registration line (inside add_structures<Shard>): instantiated in one shard only, so
-// the expression's templates compile once. A macro because only the preprocessor can number
-// the lines (__COUNTER__) without a hand-written index.
+// A registration line (inside a file's add_<file><Shard>, whose first statement names the
+// file's shard count as `constexpr int shards`): instantiated in one shard only, so the
+// expression's templates compile once. A macro because only the preprocessor can number the
+// lines (__COUNTER__) without a hand-written index.
 #define CDSB_REGISTER(...) CDSB_REGISTER_AT(__COUNTER__, __VA_ARGS__)
-#define CDSB_REGISTER_AT(index, ...)                                     \
-  if constexpr ((index) % ::cdsb::bench::registry_shards == Shard) {     \
-    shard.add((index), __VA_ARGS__);                                     \
+#define CDSB_REGISTER_AT(index, ...)           \
+  if constexpr ((index) % shards == Shard) {   \
+    shard.add((index), __VA_ARGS__);           \
   }

@@ -46,10 +46,13 @@ std::vector<std::string> unique_in_order(const std::vector<Variant>& variants, M
   return out;
 }
 
-template <int... Shards>
-void add_all_shards(RegistryShard& shard, std::integer_sequence<int, Shards...>) {
-  (add_structures<Shards>(shard), ...);
-}
+// Every shard's lines of each file.
+template <int... S>
+void all_structures(RegistryShard& r, std::integer_sequence<int, S...>) { (add_structures<S>(r), ...); }
+template <int... S>
+void all_peers(RegistryShard& r, std::integer_sequence<int, S...>) { (add_peers<S>(r), ...); }
+template <int... S>
+void all_black_box(RegistryShard& r, std::integer_sequence<int, S...>) { (add_black_box<S>(r), ...); }
 }  // namespace
 
 std::vector<std::string> StructureEntry::reclaimers() const { return unique_in_order(variants, &Variant::reclaimer); }
@@ -64,8 +67,12 @@ const StructureEntry* Registry::find(std::string_view name) const {
 Registry builtin_registry() {
   std::vector<std::pair<int, StructureEntry>> lines;
   RegistryShard shard{lines};
-  add_all_shards(shard, std::make_integer_sequence<int, registry_shards>{});
-  // The shards add their lines in shard order; the registry lists them in file order.
+  all_structures(shard, std::make_integer_sequence<int, structure_shards>{});
+  shard.file_rank = 1;
+  all_peers(shard, std::make_integer_sequence<int, peer_shards>{});
+  shard.file_rank = 2;
+  all_black_box(shard, std::make_integer_sequence<int, black_box_shards>{});
+  // The shards add their lines in shard order; the registry lists them in file and line order.
   std::stable_sort(lines.begin(), lines.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   Registry r;
   for (auto& [line, entry] : lines) r.add(std::move(entry));

@@ -5,7 +5,7 @@
 // This header is light on purpose (the command line, lincheck and the applications include
 // it): an entry's functions are plain function pointers whose types need only be declared.
 // Entries are made by bench/registry/register.hpp, one line per structure in
-// bench/registry/structures.cpp.
+// bench/registry/structures.cpp (ours), peers.cpp and black_box.cpp.
 #pragma once
 
 #include <cstdint>
@@ -87,6 +87,9 @@ struct StructureEntry {
   bool range_queries = false;
   bool map_operations = false;  // a ConcurrentMap: find, find_or_insert (--find-or-insert)
   bool map_assign = false;      // and a linearizable assign (HasAssign: --assign)
+  // Maps also built with digest keys (--keys digest): the named hashes built for them, each
+  // with the default variant's reclaimer and allocator; empty: 64-bit keys only.
+  std::vector<std::string> digest_hashes;
   bool search_depths = false;  // reports search_depth_mean/max (trees)
   // False for a structure whose erase must not run beside other operations (a peer:
   // oneTBB's concurrent_map): deletes are refused with more than one thread; lincheck and
@@ -123,8 +126,8 @@ class Registry {
   std::vector<StructureEntry> entries_;
 };
 
-// The built-in structures (bench/registry/structures.cpp), in the order they are listed
-// there; tests add their deliberately broken ones to a copy.
+// The built-in structures (bench/registry/structures.cpp, peers.cpp, black_box.cpp), in the
+// order they are listed there; tests add their deliberately broken ones to a copy.
 Registry builtin_registry();
 
 }  // namespace cdsb::bench

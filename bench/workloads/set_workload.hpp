@@ -28,6 +28,7 @@
 #include "bench/core/report.hpp"
 #include "bench/harness/make_structure.hpp"
 #include "bench/harness/trial_context.hpp"
+#include "bench/workloads/key_codec.hpp"
 #include "bench/workloads/op_mix.hpp"
 #include "bench/workloads/prefill_plan.hpp"
 #include "bench/workloads/workload.hpp"
@@ -66,7 +67,7 @@ constexpr bool erases_concurrently = erases_concurrently_of<S>();
 // coordination, the prefill report and the quiescent validation. SetWorkload<S> adds the
 // structure's calls: the measured step, the prefill's inserts and deletes, and the hooks
 // through which validation reads the quiescent structure. Keys are 64-bit here; a structure
-// with a narrower key type gets them converted.
+// with another key type gets them encoded (KeyCodec: narrower integers, digests).
 class SetWorkloadCore {
  public:
   static constexpr int op_type_count = 6;
@@ -194,6 +195,7 @@ class SetWorkload final : public SetWorkloadCore {
  public:
   using Key = typename S::key_type;
   using Value = typename S::mapped_type;
+  using Codec = KeyCodec<Key>;
   static_assert(!HasRangeQuery<S> || std::same_as<Key, std::uint64_t>, "range queries fill a vector of 64-bit keys");
   static constexpr bool is_map = ConcurrentMap<S>;
   static_assert(!is_map || std::same_as<Value, std::uint64_t>, "a map's values are value_for's 64 bits");
@@ -221,31 +223,31 @@ class SetWorkload final : public SetWorkloadCore {
 
   // One measured operation.
   int step(int tid, ThreadState& st) {
-    const auto [op, drawn] = draw<drawn_types>(st);
-    const auto key = static_cast<Key>(drawn);
+    const auto [op, k] = draw<drawn_types>(st);
+    const Key key = Codec::encode(k);  // what the structure sees; k is what the counts see
     std::uint64_t call_ns = 0;
     if constexpr (Recorder::enabled) call_ns = call_stamp_ns();
     bool ok;
     [[maybe_unused]] Value written{}, read{};  // maps: the value written, the value read
     switch (op) {
       case op_insert:
-        written = value_of(tid, st, key);
+        written = value_of(tid, st, k);
         ok = set_->insert(tid, key, written);
         if (ok) {
-          st.key_sum += key;
+          st.key_sum += k;
           ++st.size;
         }
         break;
       case op_delete:
         ok = set_->erase(tid, key);
         if (ok) {
-          st.key_sum -= key;
+          st.key_sum -= k;
           --st.size;
         }
         break;
       case op_range_query:
         if constexpr (HasRangeQuery<S>) {
-          const Key hi = key + std::min<Key>(cfg_.rq_size - 1, cfg_.key_range - key);
+          const Key hi = key + std::min<Key>(cfg_.rq_size - 1, cfg_.key_range - key);  // Key is k here
           const std::size_t found = set_->range_query(tid, key, hi, st.rq_out);
           st.rq_keys += found;
           ok = found > 0;
@@ -255,22 +257,22 @@ class SetWorkload final : public SetWorkloadCore {
         break;
       case op_find_or_insert:
         if constexpr (is_map) {
-          written = value_of(tid, st, key);
+          written = value_of(tid, st, k);
           bool inserted;
           std::tie(read, inserted) = set_->find_or_insert(tid, key, written);
           ok = inserted;
           if (inserted) {
-            st.key_sum += key;
+            st.key_sum += k;
             ++st.size;
           }
-          st.wrong_values += inserted ? read != written : !value_belongs(key, read);
+          st.wrong_values += inserted ? read != written : !value_belongs(k, read);
         } else {
           ok = false;  // rejected by the command line: not a map
         }
         break;
       case op_assign:
         if constexpr (HasAssign<S>) {
-          written = value_of(tid, st, key);
+          written = value_of(tid, st, k);
           ok = set_->assign(tid, key, written);
         } else {
           ok = false;  // rejected by the command line: no assign
@@ -282,13 +284,13 @@ class SetWorkload final : public SetWorkloadCore {
           ok = found.has_value();
           if (ok) {
             read = *found;
-            st.wrong_values += !value_belongs(key, read);
+            st.wrong_values += !value_belongs(k, read);
           }
         } else {
           ok = set_->contains(tid, key);
         }
     }
-    if constexpr (Recorder::enabled) record(tid, op, key, ok, written, read, call_ns);
+    if constexpr (Recorder::enabled) record(tid, op, k, ok, written, read, call_ns);
     st.count(op, ok);
     return op;
   }
@@ -331,9 +333,8 @@ class SetWorkload final : public SetWorkloadCore {
       std::int64_t added = 0;
       for (std::size_t k = chunk->begin; k < chunk->end; ++k) {
         if (deadline_.expired(i++)) return false;
-        const auto key = static_cast<Key>(keys[k]);
-        if (set_->insert(tid, key, value_of(tid, st, key))) {
-          st.key_sum += key;
+        if (set_->insert(tid, Codec::encode(keys[k]), value_of(tid, st, keys[k]))) {
+          st.key_sum += keys[k];
           ++st.size;
           ++added;
         }
@@ -354,14 +355,14 @@ class SetWorkload final : public SetWorkloadCore {
   }
 
   void prefill_update(int tid, ThreadState& st, bool insert) {
-    const Key k = static_cast<Key>(1 + uniform_below(st.rng, cfg_.key_range));
+    const std::uint64_t k = 1 + uniform_below(st.rng, cfg_.key_range);
     if (insert) {
-      if (set_->insert(tid, k, value_of(tid, st, k))) {
+      if (set_->insert(tid, Codec::encode(k), value_of(tid, st, k))) {
         st.key_sum += k;
         ++st.size;
         prefill_size_.fetch_add(1, std::memory_order_relaxed);
       }
-    } else if (set_->erase(tid, k)) {
+    } else if (set_->erase(tid, Codec::encode(k))) {
       st.key_sum -= k;
       --st.size;
       prefill_size_.fetch_sub(1, std::memory_order_relaxed);
@@ -372,14 +373,14 @@ class SetWorkload final : public SetWorkloadCore {
   // ---- the quiescent structure, for SetWorkloadCore::finish -------------------------------
   void visit_keys(const KeyVisitor& visit) const override {
     if constexpr (HasSearchDepths<S>) {
-      set_->for_each_key_depth([&](Key k, std::size_t depth) { visit(static_cast<std::uint64_t>(k), depth, true); });
+      set_->for_each_key_depth([&](const Key& k, std::size_t depth) { visit(Codec::decode(k), depth, true); });
     } else if constexpr (is_map && HasForEachEntry<S>) {
-      set_->for_each_entry([&](Key k, Value v) { visit(static_cast<std::uint64_t>(k), 0, value_belongs(k, v)); });
+      set_->for_each_entry([&](const Key& k, Value v) { visit(Codec::decode(k), 0, value_belongs(Codec::decode(k), v)); });
     } else {
-      set_->for_each_key([&](Key k) { visit(static_cast<std::uint64_t>(k), 0, true); });
+      set_->for_each_key([&](const Key& k) { visit(Codec::decode(k), 0, true); });
     }
   }
-  bool contains_quiescent(std::uint64_t key) override { return set_->contains(0, static_cast<Key>(key)); }
+  bool contains_quiescent(std::uint64_t key) override { return set_->contains(0, Codec::encode(key)); }
   std::string check_invariants() const override {
     if constexpr (HasInvariantCheck<S>) return set_->check_invariants();
     else return {};
@@ -392,14 +393,14 @@ class SetWorkload final : public SetWorkloadCore {
     else return std::nullopt;
   }
 
-  // What a thread writes under key: value_for on maps; the key itself on sets.
-  static Value value_of(int tid, ThreadState& st, Key key) {
-    if constexpr (is_map) return value_for(key, tid, st.writes++);
-    else return static_cast<Value>(key);
+  // What a thread writes under key k: value_for on maps; the key itself on sets.
+  static Value value_of(int tid, ThreadState& st, std::uint64_t k) {
+    if constexpr (is_map) return value_for(k, tid, st.writes++);
+    else return static_cast<Value>(k);
   }
 
   // One operation as the checker's model names it (lincheck's "set" or "map").
-  void record(int tid, int op, Key key, bool ok, Value written, Value read, std::uint64_t call_ns) {
+  void record(int tid, int op, std::uint64_t key, bool ok, Value written, Value read, std::uint64_t call_ns) {
     const auto k = static_cast<std::int64_t>(key), w = static_cast<std::int64_t>(written),
                r = static_cast<std::int64_t>(read);
     HistoryEvent e{nullptr, {k, w}, 1, ok, true, call_ns, return_stamp_ns()};

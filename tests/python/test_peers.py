@@ -115,7 +115,7 @@ def test_peers_are_checked_for_linearizability_with_their_models(tmp_path):
                          "--seed", "3", "--out", tmp_path, timeout=600)
     assert code == 0, out + err
     checked = {line.split()[0][3:] + "/" + line.split()[1][10:] for line in out.splitlines() if line.startswith("ds=")}
-    # libcds.skiplist_map's contains is not linearizable (bench/registry/structures.cpp): patterns
+    # libcds.skiplist_map's contains is not linearizable (bench/registry/peers.cpp): patterns
     # leave it out, and say so.
     assert checked == {f"{ds}/{r}" for ds, r in VARIANTS if ds != "libcds.skiplist_map"}
     assert "known_violation ds=libcds.skiplist_map not checked (name it in --ds to check it): " in out

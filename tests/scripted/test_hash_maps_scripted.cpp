@@ -11,6 +11,12 @@
 // between them (whichever step the loser is parked at); an insert that chose its bucket before
 // the table doubled (and a new bucket's sentinel was linked inside its run) still puts its item
 // where the new bucket finds it; erases counted before their inserts never grow the table.
+//
+// The wait-free map: an insert whose slot is toggled by another key's inserts and erases freezes
+// it after max_failures failed attempts and finishes below it (without the freeze it would
+// retry for as long as the toggling goes on); an insert at the deepest level that loses its CAS
+// to an insert later erased reports that key present (one CAS, no retry); an assign whose node
+// was moved down by an expansion follows it and writes there.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -21,6 +27,7 @@
 #include "cdsbench/reclaim/hp.hpp"
 #include "cdsbench/reclaim/ibr.hpp"
 #include "cdsbench/reclaim/none.hpp"
+#include "cdsbench/set/hash/feldman_wait_free_map.hpp"
 #include "cdsbench/set/hash/michael_hash_map.hpp"
 #include "cdsbench/set/hash/split_ordered_map.hpp"
 #include "support/quarantine_allocator.hpp"
@@ -276,6 +283,182 @@ TYPED_TEST(ScriptedSplitOrderedMap, AnInsertFromABucketSplitMeanwhileIsFoundFrom
   Q::reset_leaks();
   EXPECT_EQ(insert_from_a_bucket_split_meanwhile<TypeParam>(), "");
   EXPECT_EQ(Q::leaked(), 0);
+}
+
+// ---- the wait-free map --------------------------------------------------------------------
+
+// The key as its own hash: a test picks which keys share a slot.
+struct IdentityHash {
+  std::uint64_t operator()(std::uint64_t k) const { return k; }
+};
+// Every key hashes to 0: keys differing only in their top 4 bits share all but the deepest level.
+struct ZeroHash {
+  std::uint64_t operator()(std::uint64_t) const { return 0; }
+};
+
+// Actor 1 inserts k; its head slot (2^8 slots, the hash the key) is shared by j = k + 256. Each
+// time actor 1 is about to CAS the empty slot, the test's thread inserts j (the CAS fails);
+// each time it is about to expand the slot around j, the test's thread erases j (that CAS fails
+// too). After max_failures failures it must freeze the slot, expand it (j is absent: an empty
+// array) and insert k one level down; it is given twice that many failures to do so.
+template <class Map>
+std::string insert_freezes_a_toggled_slot() {
+  Map map(2, ReclaimOptions{.eager = true}, SizeHint{1});
+  const std::uint64_t k = 1, j = k + 256;
+  bool inserted = false;
+  std::string problem;
+  int failures = 0;
+  {
+    Script script;
+    auto at_empty = script.park_at("fwf.insert.empty", 1, 1);
+    script.spawn(1, [&] { inserted = map.insert(1, k, 10); });
+    for (int round = 1;; ++round) {
+      script.wait_parked(at_empty);
+      if (figure(map.stats(), "freezes") == 1) {  // frozen and expanded: now one level down
+        script.release(at_empty);
+        break;
+      }
+      if (failures >= 2 * Map::max_failures) {
+        problem = "the insert failed " + std::to_string(failures) + " times without freezing its slot";
+        script.release(at_empty);  // j is absent: the CAS succeeds
+        break;
+      }
+      map.insert(0, j, 20);
+      const auto at_collision = script.park_at("fwf.insert.collision", 1, round);
+      script.release(at_empty);
+      script.wait_parked(at_collision);
+      map.erase(0, j);
+      at_empty = script.park_at("fwf.insert.empty", 1, round + 1);
+      script.release(at_collision);
+      failures += 2;
+    }
+    script.join(1);
+  }
+  if (!problem.empty()) return problem;
+  if (failures != Map::max_failures) return "froze after " + std::to_string(failures) + " failures, not max_failures";
+  if (!inserted || map.find(0, k) != 10) return "the insert of k did not take effect";
+  if (figure(map.stats(), "max_steps") > static_cast<std::uint64_t>(map.steps_bound())) return "more steps than the bound";
+  return contents_problem(map, "{1}");
+}
+
+// Keys 5 and 5 + 2^63 share every level but the deepest (the hash is 0; the key's top bits
+// index the deepest level). Actor 1's find_or_insert(5, 100) is parked just before its CAS at
+// the deepest level, having seen the slot empty; the test's thread inserts 5 with 200 and
+// erases it. Released, the CAS fails on a dead node installed after actor 1 looked: 5 was
+// present meanwhile, so it returns (200, not inserted) at once.
+template <class Map>
+std::string deepest_insert_reports_a_key_present_meanwhile() {
+  Map map(2, ReclaimOptions{.eager = true}, SizeHint{1});
+  const std::uint64_t k = 5, twin = k | std::uint64_t{1} << 63;
+  map.insert(0, twin, 1);
+  std::pair<std::uint64_t, bool> got{};
+  {
+    Script script;
+    const auto at_cas = script.park_at("fwf.insert.deepest", 1);
+    script.spawn(1, [&] { got = map.find_or_insert(1, k, 100); });
+    script.wait_parked(at_cas);
+    if (!map.insert(0, k, 200) || !map.erase(0, k)) return "insert or erase of 5 failed while actor 1 was parked";
+    script.release(at_cas);
+    script.join(1);
+  }
+  if (got != std::pair<std::uint64_t, bool>(200, false))
+    return "find_or_insert returned (" + std::to_string(got.first) + ", " + (got.second ? "inserted" : "present") +
+           "), not (200, present)";
+  return contents_problem(map, "{" + std::to_string(twin) + "}");
+}
+
+// Actor 1's assign(1, 11) is parked with key 1's node found in the head slot; the test's thread
+// inserts 257 (same head slot), which expands the slot and moves 1's node down. Released, the
+// assign's CAS fails on the array: it must follow the node and write there.
+template <class Map>
+std::string assign_follows_its_node_down() {
+  Map map(2, ReclaimOptions{.eager = true}, SizeHint{1});
+  map.insert(0, 1, 10);
+  bool assigned = false;
+  {
+    Script script;
+    const auto found = script.park_at("fwf.assign.found", 1);
+    script.spawn(1, [&] { assigned = map.assign(1, 1, 11); });
+    script.wait_parked(found);
+    if (!map.insert(0, 257, 20)) return "insert of 257 failed";
+    script.release(found);
+    script.join(1);
+  }
+  if (!assigned) return "the assign returned false";
+  if (const auto v = map.find(0, 1); v != 11) return "find(1) is " + (v ? std::to_string(*v) : "absent") + " after assign(1, 11)";
+  return contents_problem(map, "{1 257}");
+}
+
+// Actor 1's assign(1, 11) is parked with 1's node found; the test's thread assigns 1 the value
+// 12 first. Released, actor 1's CAS fails on 12's node: its write is linearized just before the
+// test's (1 was present throughout), so it returns true, and 12 stays.
+template <class Map>
+std::string assign_overtaken_by_assign() {
+  Map map(2, ReclaimOptions{.eager = true}, SizeHint{1});
+  map.insert(0, 1, 10);
+  bool assigned = false;
+  {
+    Script script;
+    const auto found = script.park_at("fwf.assign.found", 1);
+    script.spawn(1, [&] { assigned = map.assign(1, 1, 11); });
+    script.wait_parked(found);
+    if (!map.assign(0, 1, 12)) return "the test's assign(1, 12) failed";
+    script.release(found);
+    script.join(1);
+  }
+  if (!assigned) return "the overtaken assign returned false although 1 was present throughout";
+  if (const auto v = map.find(0, 1); v != 12) return "find(1) is " + (v ? std::to_string(*v) : "absent") + ", not 12";
+  return contents_problem(map, "{1}");
+}
+
+template <class Map>
+class ScriptedFeldmanWaitFreeMap : public ::testing::Test {};
+using FeldmanMaps = ::testing::Types<FeldmanWaitFreeMap<NoReclaim<Q>, std::uint64_t, std::uint64_t, IdentityHash>,
+                                     FeldmanWaitFreeMap<EpochBased<Q>, std::uint64_t, std::uint64_t, IdentityHash>>;
+TYPED_TEST_SUITE(ScriptedFeldmanWaitFreeMap, FeldmanMaps);
+
+TYPED_TEST(ScriptedFeldmanWaitFreeMap, AnInsertFreezesASlotToggledUnderIt) {
+  Q::reset_leaks();
+  EXPECT_EQ(insert_freezes_a_toggled_slot<TypeParam>(), "");
+  EXPECT_EQ(Q::leaked(), 0);
+}
+
+TYPED_TEST(ScriptedFeldmanWaitFreeMap, AnAssignFollowsItsNodeMovedDownByAnExpansion) {
+  Q::reset_leaks();
+  EXPECT_EQ(assign_follows_its_node_down<TypeParam>(), "");
+  EXPECT_EQ(Q::leaked(), 0);
+}
+
+TYPED_TEST(ScriptedFeldmanWaitFreeMap, AnAssignOvertakenByAnotherReturnsTrueAndKeepsTheLaterValue) {
+  Q::reset_leaks();
+  EXPECT_EQ(assign_overtaken_by_assign<TypeParam>(), "");
+  EXPECT_EQ(Q::leaked(), 0);
+}
+
+TEST(ScriptedFeldmanWaitFreeMap, AnInsertAtTheDeepestLevelReportsAKeyPresentMeanwhile) {
+  using Map = FeldmanWaitFreeMap<EpochBased<Q>, std::uint64_t, std::uint64_t, ZeroHash>;
+  Q::reset_leaks();
+  EXPECT_EQ(deepest_insert_reports_a_key_present_meanwhile<Map>(), "");
+  EXPECT_EQ(Q::leaked(), 0);
+}
+
+// The seeded bugs: no freeze (the insert retries for as long as the toggling lasts), an assign
+// that takes an expansion for another write and gives up, and one that reports failure when
+// another write overtook it.
+TEST(ScriptedFeldmanWaitFreeMapMutants, CatchesAnInsertThatNeverFreezes) {
+  Mutant bug("fwf.never_freeze");
+  EXPECT_EQ((insert_freezes_a_toggled_slot<FeldmanWaitFreeMap<EpochBased<Q>, std::uint64_t, std::uint64_t, IdentityHash>>()),
+            "the insert failed 16 times without freezing its slot");
+}
+TEST(ScriptedFeldmanWaitFreeMapMutants, CatchesAnAssignThatGivesUpOnAnExpansion) {
+  Mutant bug("fwf.assign_gives_up_on_expansion");
+  EXPECT_EQ((assign_follows_its_node_down<FeldmanWaitFreeMap<EpochBased<Q>, std::uint64_t, std::uint64_t, IdentityHash>>()),
+            "find(1) is 10 after assign(1, 11)");
+}
+TEST(ScriptedFeldmanWaitFreeMapMutants, CatchesAnAssignThatFailsWhenOvertaken) {
+  Mutant bug("fwf.assign_fails_when_overtaken");
+  EXPECT_EQ((assign_overtaken_by_assign<FeldmanWaitFreeMap<EpochBased<Q>, std::uint64_t, std::uint64_t, IdentityHash>>()),
+            "the overtaken assign returned false although 1 was present throughout");
 }
 
 }  // namespace

@@ -44,6 +44,7 @@ class DedupChainingMap {
  public:
   using key_type = Key;
   using mapped_type = Value;
+  using hash_type = Hash;
   static constexpr std::size_t node_bytes = sizeof(Entry);
   static constexpr std::uint64_t dedup_minimum = 65'536;  // what PARSEC dedup asks for
 

@@ -38,6 +38,7 @@ class MichaelHashMap {
  public:
   using key_type = Key;
   using mapped_type = Value;
+  using hash_type = Hash;
   using reclaimer_type = R;
   static constexpr int hazard_slots = Chains::hazard_slots;
   static constexpr std::size_t node_bytes = Chains::node_bytes;
