@@ -17,11 +17,17 @@
 // retry for as long as the toggling goes on); an insert at the deepest level that loses its CAS
 // to an insert later erased reports that key present (one CAS, no retry); an assign whose node
 // was moved down by an expansion follows it and writes there.
+//
+// The seqlock map: a find that read a key whose slot is then given to another key reads the
+// bucket again (else it would return the other key's value); a doubling that meets a home
+// bucket held by an insert waits for it, and keeps the key that insert adds.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cdsbench/reclaim/ebr.hpp"
 #include "cdsbench/reclaim/hp.hpp"
@@ -29,6 +35,7 @@
 #include "cdsbench/reclaim/none.hpp"
 #include "cdsbench/set/hash/feldman_wait_free_map.hpp"
 #include "cdsbench/set/hash/michael_hash_map.hpp"
+#include "cdsbench/set/hash/seqlock_probe_map.hpp"
 #include "cdsbench/set/hash/split_ordered_map.hpp"
 #include "support/quarantine_allocator.hpp"
 #include "support/script.hpp"
@@ -38,6 +45,7 @@ namespace {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
+using cdsb::testing::becomes_true;
 using cdsb::testing::contents_problem;
 using cdsb::testing::figure;
 using cdsb::testing::Mutant;
@@ -459,6 +467,92 @@ TEST(ScriptedFeldmanWaitFreeMapMutants, CatchesAnAssignThatFailsWhenOvertaken) {
   Mutant bug("fwf.assign_fails_when_overtaken");
   EXPECT_EQ((assign_overtaken_by_assign<FeldmanWaitFreeMap<EpochBased<Q>, std::uint64_t, std::uint64_t, IdentityHash>>()),
             "the overtaken assign returned false although 1 was present throughout");
+}
+
+// ---- the seqlock map ----------------------------------------------------------------------
+
+// Actor 1's find(1) is parked with key 1 matched in its slot, its value not yet read. The test's
+// thread erases 1 and inserts 17 (same home bucket of 16, the key its own hash), which takes the
+// freed slot with value 170. Released, the find must see the bucket's version changed, read it
+// again, and return absent, never 170.
+template <class Map>
+std::string find_rereads_a_bucket_changed_under_it() {
+  Map map(2, ReclaimOptions{.eager = true}, SizeHint{1});
+  if (map.bucket_count() != 16) return "the map has " + std::to_string(map.bucket_count()) + " buckets, not 16";
+  map.insert(0, 1, 10);
+  std::optional<std::uint64_t> found{0};
+  {
+    Script script;
+    const auto matched = script.park_at("spm.find.key_matched", 1);
+    script.spawn(1, [&] { found = map.find(1, 1); });
+    script.wait_parked(matched);
+    if (!map.erase(0, 1) || !map.insert(0, 17, 170)) return "erase of 1 or insert of 17 failed";
+    script.release(matched);
+    script.join(1);
+  }
+  if (found) return "find(1) returned " + std::to_string(*found) + " after 1 was erased and 17 took its slot";
+  return contents_problem(map, "{17}");
+}
+
+// Actor 1's insert of 1 is parked holding bucket 1 (of 16; the key its own hash). Actor 2
+// inserts 40 keys none of which is homed in bucket 1 (bucket 1 has room, so none is placed
+// there either): past 36 (3/4 of 48 slots) it doubles the table, and the doubling waits for
+// bucket 1. Released, actor 1 adds its key to the old table, the doubling (parked once all
+// buckets are locked, to show it ran) carries it over, and the new table holds all 41 keys.
+template <class Map>
+std::string doubling_waits_for_a_held_bucket() {
+  Map map(3, ReclaimOptions{.eager = true}, SizeHint{1});
+  std::atomic<bool> second_done{false};
+  std::vector<std::uint64_t> keys;
+  for (std::uint64_t k = 2; keys.size() < 40; ++k)
+    if (k % 16 != 1) keys.push_back(k);
+  {
+    Script script;
+    const auto locked = script.park_at("spm.insert.home_locked", 1);
+    const auto doubling = script.park_at("spm.grow.all_locked", 2);
+    script.spawn(1, [&] { map.insert(1, 1, 1); });
+    script.wait_parked(locked);
+    script.spawn(2, [&] {
+      for (std::uint64_t k : keys) map.insert(2, k, k);
+      second_done.store(true, std::memory_order_release);
+    });
+    if (becomes_true(second_done)) return "actor 2's inserts finished while actor 1 held bucket 1";
+    script.release(locked);
+    script.join(1);
+    script.wait_parked(doubling);
+    script.release(doubling);
+    script.join(2);
+  }
+  if (map.find(0, 1) != 1) return "key 1, inserted while the doubling waited, is missing after it";
+  for (std::uint64_t k : keys)
+    if (map.find(0, k) != k) return "key " + std::to_string(k) + " is missing after the doubling";
+  if (map.bucket_count() != 32) return "the table has " + std::to_string(map.bucket_count()) + " buckets, not 32";
+  if (const std::string bad = map.check_invariants(); !bad.empty()) return "invariants: " + bad;
+  return "";
+}
+
+template <class Map>
+class ScriptedSeqlockProbeMap : public ::testing::Test {};
+using SeqlockMaps = ::testing::Types<SeqlockProbeMap<NoReclaim<Q>, IdentityHash>, SeqlockProbeMap<EpochBased<Q>, IdentityHash>>;
+TYPED_TEST_SUITE(ScriptedSeqlockProbeMap, SeqlockMaps);
+
+TYPED_TEST(ScriptedSeqlockProbeMap, AFindRereadsABucketChangedUnderIt) {
+  Q::reset_leaks();
+  EXPECT_EQ(find_rereads_a_bucket_changed_under_it<TypeParam>(), "");
+  EXPECT_EQ(Q::leaked(), 0);
+}
+
+TYPED_TEST(ScriptedSeqlockProbeMap, ADoublingWaitsForAHeldBucketAndKeepsItsKey) {
+  Q::reset_leaks();
+  EXPECT_EQ(doubling_waits_for_a_held_bucket<TypeParam>(), "");
+  EXPECT_EQ(Q::leaked(), 0);
+}
+
+// The seeded bug: a find that does not check the version again returns a torn read.
+TEST(ScriptedSeqlockProbeMapMutants, CatchesAFindThatSkipsValidation) {
+  Mutant bug("spm.find_skips_validation");
+  EXPECT_EQ((find_rereads_a_bucket_changed_under_it<SeqlockProbeMap<EpochBased<Q>, IdentityHash>>()),
+            "find(1) returned 170 after 1 was erased and 17 took its slot");
 }
 
 }  // namespace

@@ -7,10 +7,8 @@
 
 #include <atomic>
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "cdsbench/random/generators.hpp"
@@ -19,6 +17,7 @@
 #include "cdsbench/reclaim/none.hpp"
 #include "cdsbench/set/hash/feldman_wait_free_map.hpp"
 #include "cdsbench/set/hash/hashes.hpp"
+#include "support/map_checks.hpp"
 
 namespace {
 
@@ -70,47 +69,19 @@ TEST(FeldmanWaitFreeMap, KeysThatDifferInTheirLastBitsMeetAtTheDeepestLevel) {
   EXPECT_EQ(entries, 16u);
 }
 
-// Random operations on keys that crowd a few deep paths, against std::map, with an eager
-// reclaimer (so a node read after its retirement would be a use-after-free under ASan).
+// Random operations on keys that crowd a few deep paths (3 low values x 4 top values x a few
+// middle bits: paths that split at many levels), against std::map, with an eager reclaimer (so a
+// node read after its retirement would be a use-after-free under ASan).
 template <class Map>
-void matches_std_map(std::uint64_t seed) {
+void matches_std_map_on_deep_paths(std::uint64_t seed) {
   Map map(1, ReclaimOptions{.eager = true}, SizeHint{1});
-  std::map<std::uint64_t, std::uint64_t> model;
-  Xoshiro256StarStar rng;
-  rng.seed(seed);
-  for (int i = 0; i < 200'000; ++i) {
-    const std::uint64_t r = rng.next();
-    // 3 low values x 4 top values x a few middle bits: paths that split at many levels.
-    const std::uint64_t k = with_top((r >> 8) % 3 | ((r >> 12) % 4) << 40, (r >> 16) % 4), v = r >> 20;
-    switch (r % 5) {
-      case 0: ASSERT_EQ(map.insert(0, k, v), model.emplace(k, v).second); break;
-      case 1: ASSERT_EQ(map.erase(0, k), model.erase(k) == 1); break;
-      case 2: {
-        const auto [it, inserted] = model.emplace(k, v);
-        ASSERT_EQ(map.find_or_insert(0, k, v), std::pair(it->second, inserted));
-        break;
-      }
-      case 3: {
-        const auto it = model.find(k);
-        ASSERT_EQ(map.assign(0, k, v), it != model.end());
-        if (it != model.end()) it->second = v;
-        break;
-      }
-      default: {
-        const auto it = model.find(k);
-        ASSERT_EQ(map.find(0, k), it == model.end() ? std::nullopt : std::optional(it->second));
-      }
-    }
-  }
-  ASSERT_EQ(map.check_invariants(), "");
-  std::map<std::uint64_t, std::uint64_t> held;
-  map.for_each_entry([&](std::uint64_t k, std::uint64_t v) { held.emplace(k, v); });
-  EXPECT_EQ(held, model);
+  testing::matches_std_map(map, [](std::uint64_t r) { return with_top(r % 3 | ((r >> 4) % 4) << 40, (r >> 8) % 4); },
+                           200'000, seed);
 }
 
-TEST(FeldmanWaitFreeMap, MatchesStdMapOnDeepPaths) { matches_std_map<DeepMap>(1); }
+TEST(FeldmanWaitFreeMap, MatchesStdMapOnDeepPaths) { matches_std_map_on_deep_paths<DeepMap>(1); }
 TEST(FeldmanWaitFreeMap, MatchesStdMapOnDeepPathsWithoutReclamation) {
-  matches_std_map<FeldmanWaitFreeMap<NoReclaim<SystemAllocator>, std::uint64_t, std::uint64_t, ZeroHash>>(2);
+  matches_std_map_on_deep_paths<FeldmanWaitFreeMap<NoReclaim<SystemAllocator>, std::uint64_t, std::uint64_t, ZeroHash>>(2);
 }
 
 // What the dedup study's clustering costs this map: bytesum uses 13 of the 64 hash bits, so
@@ -150,30 +121,24 @@ template <class Map>
 void every_operation_within_the_bound(std::uint64_t (*key_of)(std::uint64_t)) {
   constexpr int threads = 4;
   Map map(threads, ReclaimOptions{.eager = true}, SizeHint{1});
-  std::atomic<int> waiting{threads};
   std::atomic<bool> wrong{false};
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      Xoshiro256StarStar rng;
-      rng.seed(300 + t);
-      waiting.fetch_sub(1);
-      while (waiting.load() > 0) std::this_thread::yield();
-      for (int i = 0; i < 100'000; ++i) {
-        const std::uint64_t r = rng.next(), k = key_of(r >> 8), v = (r >> 40) << 32 | (k & 0xffffffffu);
-        switch (r % 5) {
-          case 0: map.insert(t, k, v); break;
-          case 1: map.erase(t, k); break;
-          case 2: map.assign(t, k, v); break;
-          case 3:
-            if ((map.find_or_insert(t, k, v).first & 0xffffffffu) != (k & 0xffffffffu)) wrong = true;
-            break;
-          default:
-            if (const auto got = map.find(t, k); got && (*got & 0xffffffffu) != (k & 0xffffffffu)) wrong = true;
-        }
+  testing::run_together(threads, [&](int t) {
+    Xoshiro256StarStar rng;
+    rng.seed(300 + t);
+    for (int i = 0; i < 100'000; ++i) {
+      const std::uint64_t r = rng.next(), k = key_of(r >> 8), v = (r >> 40) << 32 | (k & 0xffffffffu);
+      switch (r % 5) {
+        case 0: map.insert(t, k, v); break;
+        case 1: map.erase(t, k); break;
+        case 2: map.assign(t, k, v); break;
+        case 3:
+          if ((map.find_or_insert(t, k, v).first & 0xffffffffu) != (k & 0xffffffffu)) wrong = true;
+          break;
+        default:
+          if (const auto got = map.find(t, k); got && (*got & 0xffffffffu) != (k & 0xffffffffu)) wrong = true;
       }
-    });
-  for (auto& th : pool) th.join();
+    }
+  });
   EXPECT_FALSE(wrong.load()) << "a value of another key was read";
   EXPECT_EQ(map.check_invariants(), "");
   const StatsReport stats = map.stats();

@@ -23,8 +23,10 @@
 #include "cdsbench/set/hash/feldman_wait_free_map.hpp"
 #include "cdsbench/set/hash/hashes.hpp"
 #include "cdsbench/set/hash/michael_hash_map.hpp"
+#include "cdsbench/set/hash/seqlock_probe_map.hpp"
 #include "cdsbench/set/hash/split_ordered_map.hpp"
 #include "cdsbench/set/list/harris_michael.hpp"
+#include "support/map_checks.hpp"
 
 namespace {
 
@@ -142,18 +144,9 @@ std::unique_ptr<Map> make_map(std::uint64_t keys) {
   return bench::make_structure<Map>(threads, /*reclaim_eager=*/true, keys);
 }
 
-// Runs body(tid) on `threads` threads released together, so that their operations overlap.
 template <class Body>
 void run_together(Body body) {
-  std::atomic<int> waiting{threads};
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      waiting.fetch_sub(1);
-      while (waiting.load() > 0) std::this_thread::yield();
-      body(t);
-    });
-  for (auto& th : pool) th.join();
+  testing::run_together(threads, body);
 }
 
 // Digests that share their first 16 bytes (and so their parsec3 hash): every one lands in the
@@ -285,6 +278,7 @@ class ConcurrentMapOperations : public ::testing::Test {};
 using Maps = ::testing::Types<DedupChainingMap<>, MichaelHashMap<EpochBased<SystemAllocator>>,
                               MichaelHashMap<HazardPointers<SystemAllocator>>, SplitOrderedMap<EpochBased<SystemAllocator>>,
                               SplitOrderedMap<HazardPointers<SystemAllocator>>, FeldmanWaitFreeMap<EpochBased<SystemAllocator>>,
+                              SeqlockProbeMap<EpochBased<SystemAllocator>>,
                               HarrisMichaelList<HazardPointers<SystemAllocator>>>;
 TYPED_TEST_SUITE(ConcurrentMapOperations, Maps);
 
