@@ -75,7 +75,7 @@ TEST(FeldmanWaitFreeMap, KeysThatDifferInTheirLastBitsMeetAtTheDeepestLevel) {
 template <class Map>
 void matches_std_map_on_deep_paths(std::uint64_t seed) {
   Map map(1, ReclaimOptions{.eager = true}, SizeHint{1});
-  testing::matches_std_map(map, [](std::uint64_t r) { return with_top(r % 3 | ((r >> 4) % 4) << 40, (r >> 8) % 4); },
+  cdsb::testing::matches_std_map(map, [](std::uint64_t r) { return with_top(r % 3 | ((r >> 4) % 4) << 40, (r >> 8) % 4); },
                            200'000, seed);
 }
 
@@ -122,7 +122,7 @@ void every_operation_within_the_bound(std::uint64_t (*key_of)(std::uint64_t)) {
   constexpr int threads = 4;
   Map map(threads, ReclaimOptions{.eager = true}, SizeHint{1});
   std::atomic<bool> wrong{false};
-  testing::run_together(threads, [&](int t) {
+  cdsb::testing::run_together(threads, [&](int t) {
     Xoshiro256StarStar rng;
     rng.seed(300 + t);
     for (int i = 0; i < 100'000; ++i) {

@@ -146,7 +146,7 @@ std::unique_ptr<Map> make_map(std::uint64_t keys) {
 
 template <class Body>
 void run_together(Body body) {
-  testing::run_together(threads, body);
+  cdsb::testing::run_together(threads, body);
 }
 
 // Digests that share their first 16 bytes (and so their parsec3 hash): every one lands in the

@@ -39,7 +39,7 @@ template <class M>
 void matches_std_map(std::uint64_t seed) {
   M map(1, ReclaimOptions{.eager = true}, SizeHint{1});
   EXPECT_EQ(map.bucket_count(), M::min_buckets);
-  ASSERT_NO_FATAL_FAILURE(testing::matches_std_map(map, [](std::uint64_t r) { return r % 30'000; }, 300'000, seed));
+  ASSERT_NO_FATAL_FAILURE(cdsb::testing::matches_std_map(map, [](std::uint64_t r) { return r % 30'000; }, 300'000, seed));
   EXPECT_GE(figure(map.stats(), "resizes"), 8u);
 }
 
@@ -74,7 +74,7 @@ TEST(SeqlockProbeMap, DoublesUnderConcurrentInsertsAndFinds) {
   constexpr std::uint64_t per_thread = 25'000;
   Map map(threads, ReclaimOptions{.eager = true}, SizeHint{1});
   std::atomic<std::uint64_t> misses{0};
-  testing::run_together(threads, [&](int t) {
+  cdsb::testing::run_together(threads, [&](int t) {
     Xoshiro256StarStar rng;
     rng.seed(40 + t);
     for (std::uint64_t i = 0; i < per_thread; ++i) {
@@ -98,7 +98,7 @@ TEST(SeqlockProbeMap, ChurnAtAFixedSizeKeepsExactCounts) {
   Map map(threads, ReclaimOptions{.eager = true}, SizeHint{9'000});  // 4,096 buckets, 12,288 slots
   const std::size_t buckets = map.bucket_count();
   for (std::uint64_t k = 1; k <= 9'000; ++k) map.insert(0, k, k);
-  testing::run_together(threads, [&](int t) {
+  cdsb::testing::run_together(threads, [&](int t) {
     Xoshiro256StarStar rng;
     rng.seed(60 + t);
     for (int i = 0; i < 200'000; ++i) {
