@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := demo
 GENERATOR := -G Ninja
 
-.PHONY: demo test deps build build-asan build-tsan bench-overhead bench-reclaim bench-prefill bench-nr bench-bst clean
+.PHONY: demo test deps build build-asan build-tsan bench-overhead bench-reclaim bench-prefill bench-nr bench-bst bench-hash clean
 
 deps:
 	@scripts/install-deps
@@ -53,6 +53,11 @@ bench-nr: build
 # The BSTs beside libcds's and oneTBB's structures: the parts of issues 5 and 6 (~6 hours on 2 cores).
 bench-bst: build
 	@.venv/bin/cdsbench-run experiments/bst.py --out docs/results-bst.md
+
+# The hash maps beside libcds's, oneTBB's and libcuckoo's, their memory, and the dedup study's
+# synthetic test: the parts of issue 15 (several hours on 2 cores at full size).
+bench-hash: build
+	@.venv/bin/cdsbench-run experiments/hash.py --out docs/results-hash.md
 
 clean:
 	rm -rf build build-asan build-tsan

@@ -39,7 +39,7 @@ A point the harness would refuse (deletes beside other threads on a structure wi
 thread-safe erase: the registry's concurrent_erase) is not run, and the page says `refused`.
 """
 from cdsbench.experiment import Bar, Experiment, Line, env, registered_structures
-from cdsbench.markdown import DASH, cell, compare, ratio_text, spread_line, table
+from cdsbench.markdown import cell, compare, failed_points, ratio_text, spread_line, table
 
 # Each part's subjects are the ones its issue named: the registry has no field for "external
 # tree" or "the peer implementing the same algorithm", so the page names them. `sizes` takes
@@ -329,22 +329,10 @@ def render_part(w, results, part):
                                for h, params in cols], "mops"))
             w("")
         render_depths(w, results, dist, cols, rows)
-        for name in rows:
-            for head, params in cols:
-                p = results.point(ds=name, **params)
-                if p is not None and p.status not in ("ok", "not run"):
-                    bad = next(r for r in p.runs if r["run_status"] != "ok")
-                    why = bad.get("validation_error") or (bad.get("run_stderr") or "").strip().splitlines()[-1:]
-                    why = why if isinstance(why, str) else (why[0] if why else "exit %s" % bad["run_exit_code"])
-                    failures.append((name, dist, head, p.status, why, bad["run_command"]))
-    if failures:
-        w("### Failed points")
-        w("")
-        w("A failed validation is an error, never a number. Each line replays the point:")
-        w("")
-        for name, dist, head, status, why, command in failures:
-            w("- `%s`, %s, %s: %s: %s %s `%s`" % (name, dist, head, status, why, DASH, command))
-        w("")
+        failures += [(results.point(ds=n, **params), "`%s`, %s, %s" % (n, dist, h)) for n in rows for h, params in cols]
+    section = failed_points(failures)
+    if section:
+        w(section)
 
 
 def page(results):

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <new>
 #include <stdexcept>
 #include <sys/resource.h>
 
@@ -58,6 +59,7 @@ Json config_json(const Config& c, const StructureEntry& entry, const std::vector
   j["reclaimer"] = c.reclaimer;
   j["allocator"] = c.allocator;
   j["reclaim_eager"] = c.reclaim_eager;
+  j["presize"] = c.presize;
   j["malloc"] = c.malloc;
   j["trials"] = c.trials;
   return j;
@@ -167,7 +169,14 @@ int run_cli(int argc, const char* const* argv, const Registry& registry) {
   for (int t = 0; t < cfg.trials; ++t) {
     // Trial t runs from seed + t, so `--seed S+t --trials 1` replays it alone.
     const TrialContext ctx{cfg, topology, cpus, t, cfg.seed + static_cast<std::uint64_t>(t), t == cfg.trials - 1};
-    TrialOutcome outcome = entry.run_trial(ctx);
+    TrialOutcome outcome;
+    try {
+      outcome = entry.run_trial(ctx);
+    } catch (const std::bad_alloc&) {  // thrown building the structure (its size hint), on this thread
+      std::cerr << "cdsbench: error: out of memory building '" << cfg.ds << "' for --key-range " << cfg.key_range
+                << "; allowed: a key range whose structure fits in this machine's memory\n";
+      return 1;
+    }
     print_kv(std::cout, outcome.report);
     std::cout.flush();
     doc["trials"].push_back(outcome.report);

@@ -45,6 +45,7 @@ struct Config {
   std::string reclaimer;             // resolved against the registry entry
   std::string allocator;
   bool reclaim_eager = false;        // thresholds of 1: reclaim as soon as allowed (sanitizer runs)
+  bool presize = true;               // hash maps: sized for the expected keys at construction (SizeHint)
   std::string malloc = "glibc";      // the process's global allocator (--malloc), as served
   // Black-box structures (METHOD.STRUCTURE, bench/blackbox_workload.hpp).
   std::optional<std::uint64_t> prefill_items;  // items added before measuring; unset: the paper's

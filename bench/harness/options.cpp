@@ -41,7 +41,7 @@ struct RawOptions {
               delete_ = "10", rq = "0", find_or_insert = "0", assign = "0", rq_size = "100", duration_ms, ops, prefill = "steady",
               prefill_tolerance = "0.01", prefill_aging = "0.05", prefill_timeout_ms = "60000", distribution = "uniform",
               prng = "xoshiro256starstar", seed, reseed_every = "0", pin = "compact",
-              latency_sample = "0", reclaimer, allocator, malloc, trials = "1", json, keys = "u64", hash;
+              latency_sample = "0", reclaimer, allocator, malloc, trials = "1", json, keys = "u64", hash, presize = "yes";
   bool list = false, reclaim_eager = false;
   std::string prefill_items, external_work, nr_replicas, nr_log_entries;  // black-box structures
 };
@@ -204,6 +204,9 @@ Config convert(const RawOptions& raw, const Registry& registry) {
     throw UsageError{"--reclaimer/--allocator: structure '" + c.ds + "' has digest keys in its default variant only; allowed: " +
                      fallback.reclaimer + "/" + fallback.allocator};
   c.reclaim_eager = raw.reclaim_eager;
+  if (raw.presize != "yes" && raw.presize != "no")
+    throw UsageError{"--presize: '" + raw.presize + "' is not a choice; allowed: yes, no"};
+  c.presize = raw.presize == "yes";
 
   // Without --malloc the process runs on whatever serves it (glibc, or a sanitizer's).
   c.malloc = served_malloc();
@@ -284,6 +287,9 @@ std::variant<Config, UsageError, HelpShown> parse_command_line(int argc, const c
   app.add_option("--allocator", raw.allocator, "Allocation policy of the structure's nodes (see --list)");
   app.add_flag("--reclaim-eager", raw.reclaim_eager,
                "Reclaim as soon as the scheme allows (thresholds of 1): for sanitizer runs, not for measuring");
+  app.add_option("--presize", raw.presize,
+                 "Hash maps: yes: sized at construction for the keys the trial expects; no: the map's default "
+                 "size, so the trial includes its growth [yes]");
   app.add_option("--malloc", raw.malloc, "The process's global allocator: glibc | jemalloc | mimalloc | tcmalloc [the one serving: glibc]");
   app.add_option("--prefill-items", raw.prefill_items,
                  "Black-box structures: items added before measuring [200000, 10000 for sorted_set, capped at --key-range]");

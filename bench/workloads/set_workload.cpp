@@ -2,6 +2,7 @@
 #include "bench/workloads/set_workload.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <future>
 #include <thread>
 
@@ -29,6 +30,16 @@ std::int64_t SetWorkloadCore::steady_state_size(const Config& c) {
   const double ins = c.insert_pct + c.find_or_insert_pct, del = c.delete_pct;
   const double fraction = ins + del > 0 ? ins / (ins + del) : 0.5;
   return static_cast<std::int64_t>(static_cast<double>(c.key_range) * fraction + 0.5);
+}
+
+std::uint64_t SetWorkloadCore::size_hint(const Config& c) {
+  if (!c.presize) return 0;
+  auto keys = static_cast<std::uint64_t>(steady_state_size(c));
+  if (c.ops && c.prefill == PrefillMode::none) {
+    const double inserts = static_cast<double>(*c.ops) * (c.insert_pct + c.find_or_insert_pct) / 100.0;
+    keys = std::min<std::uint64_t>(keys, static_cast<std::uint64_t>(std::ceil(inserts)));
+  }
+  return keys;
 }
 
 void SetWorkloadCore::prefill_begin() {

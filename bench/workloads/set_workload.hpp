@@ -113,6 +113,10 @@ class SetWorkloadCore {
   // this target holds for every key distribution. A find_or_insert inserts an absent key as
   // an insert does, so it counts as one here.
   static std::int64_t steady_state_size(const Config& c);
+  // The keys the structure is told to expect (SizeHint): the steady size, capped by what
+  // --ops can insert into an empty map (so a huge --key-range with few operations does not
+  // size a table for keys that never come); 0, the structure's own default, with --presize no.
+  static std::uint64_t size_hint(const Config& c);
 
   ThreadState& state(int tid) { return *states_[tid]; }
 
@@ -208,8 +212,7 @@ class SetWorkload final : public SetWorkloadCore {
   SetWorkload(const TrialContext& ctx, Recorder recorder)
       : SetWorkloadCore(ctx, {stores_keys<S>, HasSearchDepths<S>, HasInvariantCheck<S>, is_map, node_bytes_of()}),
         recorder_(std::move(recorder)),
-        set_(make_structure<S>(cfg_.total_threads(), cfg_.reclaim_eager,
-                             static_cast<std::uint64_t>(steady_state_size(cfg_)))) {}
+        set_(make_structure<S>(cfg_.total_threads(), cfg_.reclaim_eager, size_hint(cfg_))) {}
 
   S& structure() { return *set_; }
   const Recorder& recorder() const { return recorder_; }

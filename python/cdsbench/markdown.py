@@ -249,6 +249,23 @@ def spread_line(cells: list[tuple[Point | None, str]], column: str) -> str:
             f"largest {100 * worst[0]:.0f}% ({worst[1]}).")
 
 
+def failed_points(cells: list[tuple[Point | None, str]]) -> str:
+    """The "Failed points" section of a page: for each point (with its label) whose trials did not
+    all pass, why and the command that replays it; "" when none failed."""
+    lines = []
+    for point, label in cells:
+        if point is None or point.status in ("ok", "not run"):
+            continue
+        bad = next(r for r in point.runs if r["run_status"] != "ok")
+        last_err = (bad.get("run_stderr") or "").strip().splitlines()[-1:]
+        why = bad.get("validation_error") or (last_err[0] if last_err else "exit %s" % bad["run_exit_code"])
+        lines.append(f"- {label}: {point.status}: {why} {DASH} `{bad['run_command']}`")
+    if not lines:
+        return ""
+    return "\n".join(["### Failed points", "", "A failed validation is an error, never a number. Each line replays "
+                      "the point:", "", *lines, ""])
+
+
 def thousands(n) -> str:
     return f"{int(n):,}" if float(n).is_integer() else f"{n:,}"
 

@@ -52,6 +52,7 @@ SHORT = ["--threads", "2", "--key-range", "2000", "--duration-ms", "100", "--pin
         (["--ds", "michael_hash_map", "--hash", "bytesum"], "--hash"),
         (["--ds", "michael_hash_map", "--keys", "digest", "--hash", "crc32"], "--hash"),
         (["--ds", "michael_hash_map", "--keys", "digest", "--reclaimer", "hp"], "--reclaimer"),
+        (["--ds", "seqlock_probe_map", "--presize", "maybe"], "--presize"),
     ],
 )
 def test_bad_input_is_one_line_naming_the_option_exit_2(args, option):
@@ -377,6 +378,31 @@ def test_reclaim_eager_is_reported_and_reclaims_in_tiny_batches():
     assert float(trial["reclaim_batch_avg"]) < 3
 
 
+def test_presize_no_makes_the_trial_grow_the_map_and_a_huge_key_range_sizes_by_ops():
+    """--presize no starts a map at its default size, so the trial doubles it; sized by the hint,
+    it never doubles. With a key range of 2^40 and no prefill, the hint is what --ops can insert
+    (a table for 2^40 keys was a bad_alloc)."""
+    args = ["--ds", "seqlock_probe_map", "--prefill", "none", "--insert", "100", "--delete", "0", "--ops", "100000",
+            "--key-range", str(1 << 40), "--pin", "none"]
+    resizes = {}
+    for presize in ["yes", "no"]:
+        code, out, err = run("cdsbench", *args, "--presize", presize)
+        header, trial, summary = parse_kv(out)
+        assert code == 0 and summary["result"] == "PASS", (presize, err)
+        assert header["presize"] == ("true" if presize == "yes" else "false")
+        resizes[presize] = int(trial["resizes"])
+    assert resizes["yes"] == 0 and resizes["no"] >= 8, resizes
+
+
+def test_a_structure_too_large_for_memory_is_a_one_line_error():
+    """A map sized for half of a key range of 2^62 cannot be allocated: one line, exit 1."""
+    code, out, err = run("cdsbench", "--ds", "michael_hash_map", "--key-range", str(1 << 62), "--duration-ms", "10",
+                         "--pin", "none")
+    assert code == 1, (out, err)
+    (line,) = err.strip().splitlines()
+    assert line.startswith("cdsbench: error: out of memory building 'michael_hash_map' for --key-range "), line
+
+
 def test_digest_keys_run_every_named_hash_and_bytesum_crowds_the_buckets():
     """The dedup study's synthetic mix on digest keys: every map built with digest keys runs
     (and validates) with each of its hashes; PARSEC's table shows bytesum's clustering."""
@@ -393,7 +419,7 @@ def test_digest_keys_run_every_named_hash_and_bytesum_crowds_the_buckets():
             assert (header["keys"], header["hash"]) == ("digest", h)
             if s["name"] == "dedup_chaining_map":
                 used[h] = int(trial["buckets_used"])
-    # About 7,600 distinct digests in a table sized for 20,000 keys (24,593 buckets): spread
-    # alike by parsec3 and even (about 6,500 buckets used), crowded by bytesum, whose values
-    # near its mean of 2,550 take most digests (about 1,500).
+    # About 7,600 distinct digests in a table sized for the 9,600 inserts of 60,000 operations
+    # (12,289 buckets): spread alike by parsec3 and even (about 5,600 buckets used), crowded by
+    # bytesum, whose values near its mean of 2,550 take most digests (about 1,400).
     assert used["bytesum"] < used["even"] / 3 and used["parsec3"] > 0.9 * used["even"], used

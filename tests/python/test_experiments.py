@@ -1,4 +1,4 @@
-"""experiments/bst.py, nr.py, reclaim.py and prefill.py, the experiments behind docs/results-*.md: the grids
+"""experiments/bst.py, hash.py, nr.py, reclaim.py and prefill.py, the experiments behind docs/results-*.md: the grids
 they plan from the harness's registry, and each one's page from a shrunk sweep of the real
 harness (the assertions of scripts/bench-bst, which they replace, moved here)."""
 import re
@@ -21,7 +21,7 @@ INTERNAL = ["howley_jones_bst", "ramachandran_mittal_bst", "drachsler_bst", "cit
 def clean_env(monkeypatch):
     import os
     for name in list(os.environ):
-        if name.startswith(("CDSBENCH_BST_", "CDSBENCH_NR_", "CDSBENCH_RECLAIM_", "CDSBENCH_PREFILL_")):
+        if name.startswith(tuple(f"CDSBENCH_{e}_" for e in ("BST", "HASH", "NR", "RECLAIM", "PREFILL"))):
             monkeypatch.delenv(name)
 
 
@@ -202,6 +202,127 @@ def test_bst_bad_settings_are_one_line_exit_2(tmp_path):
     p = runner(ROOT / "experiments" / "bst.py", "run", "--results", tmp_path / "r",
                env={"CDSBENCH_BST_THREADS": "0"})
     assert p.returncode == 2 and "'0' is not allowed (allowed: an integer >= 1, comma-separated)" in p.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# hash.py
+
+
+def test_hash_plans_its_three_parts_from_the_registry(clean_env):
+    maps = [s for s in structures() if s["kind"] == "unordered_map"]
+    registry = {s["name"]: s for s in maps}
+    digest = [s["name"] for s in maps if s["digest_hashes"]]
+    plan = plan_of("hash")
+    assert plan.grid["part"] == ["maps", "memory", "synthetic"] and plan.grid["ds"] == [s["name"] for s in maps]
+    by_part = {part: [p for p in plan.points if p["part"] == part] for part in plan.grid["part"]}
+    # maps: 2 key ranges x 3 update ratios x 2 distributions x 3 thread counts; a map without a
+    # thread-safe erase has no update points beside other threads (2 x 2 x 2 x 2 fewer).
+    assert len(by_part["maps"]) == sum(36 if s["concurrent_erase"] else 36 - 16 for s in maps)
+    assert [p["ds"] for p in by_part["memory"]] == [s["name"] for s in maps]
+    assert Counter(p["ds"] for p in by_part["synthetic"]) == {s["name"]: 3 * len(s["digest_hashes"]) for s in maps
+                                                              if s["digest_hashes"]}
+    assert {"dedup_chaining_map", "feldman_wait_free_map", "tbb.concurrent_hash_map"} <= set(digest)
+    assert len(plan.runs) == 5 * len(plan.points)
+    for run in plan.runs:
+        o, p = options(run), run.point
+        assert o["--ds"] == p["ds"] and o["--threads"] == str(p["threads"]) and o["--seed"] == str(15 + run.trial)
+        if p["part"] == "maps":
+            assert o["--key-range"] in ("20000", "2000000") and o["--duration-ms"] == "1000"
+            assert o["--insert"] == o["--delete"] == "%g" % (p["updates"] / 2) and "--keys" not in o
+            assert (o.get("--prefill") == "insert-only") == (not registry[p["ds"]]["concurrent_erase"])
+        elif p["part"] == "memory":
+            assert (o["--key-range"], o["--ops"], o["--presize"], o["--prefill"], o["--insert"], o["--delete"],
+                    o["--threads"]) == (str(1 << 40), str(1 << 20), "no", "none", "100", "0", "1")
+        else:
+            assert (o["--keys"], o["--key-range"], o["--ops"], o["--insert"], o["--delete"], o["--prefill"]) == \
+                ("digest", "2400000", "15000000", "16", "0", "none")
+            assert o["--hash"] in registry[p["ds"]]["digest_hashes"]
+
+
+@pytest.fixture(scope="module")
+def hash_page(tmp_path_factory):
+    """The three parts, shrunk: 1,000 keys, 0% and 50% updates, one thread, 2 trials of 50 ms; the
+    synthetic test on 60,000 operations with two hashes; four maps."""
+    d = tmp_path_factory.mktemp("hash")
+    env = {"CDSBENCH_HASH_STRUCTURES": "dedup_chaining_map,feldman_wait_free_map,seqlock_probe_map,"
+                                       "libcds.feldman_hash_map",
+           "CDSBENCH_HASH_KEY_RANGES": "2000", "CDSBENCH_HASH_UPDATES": "0,50",
+           "CDSBENCH_HASH_DISTRIBUTIONS": "uniform", "CDSBENCH_HASH_THREADS": "1", "CDSBENCH_HASH_DURATION_MS": "50",
+           "CDSBENCH_HASH_SYNTHETIC_OPS": "60000", "CDSBENCH_HASH_HASHES": "bytesum,even"}
+    out = d / "hash.md"
+    p = runner(ROOT / "experiments" / "hash.py", "run", "database", "markdown", "--trials", "2", "--out", out,
+               "--results", d / "r", env=env, timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return d, out, out.read_text(), env
+
+
+def test_hash_page_maps_part_compares_our_maps_with_the_peers(hash_page):
+    d, out, text, env = hash_page
+    rows_ = table_rows(text, "### Throughput (Mops/s, all threads), uniform keys")
+    assert list(rows_) == ["dedup_chaining_map", "feldman_wait_free_map", "seqlock_probe_map",
+                           "libcds.feldman_hash_map", "*seqlock_probe_map / best peer*",
+                           "*feldman_wait_free_map / libcds.feldman_hash_map*"]
+    assert len(rows_["seqlock_probe_map"]) == 2  # 1,000 keys x 0% and 50% updates, one thread
+    # The only peer here is the best peer of every column, named beside the ratio.
+    for a, b, best, r in zip(rows_["seqlock_probe_map"], rows_["libcds.feldman_hash_map"],
+                             rows_["*seqlock_probe_map / best peer*"], rows_["*feldman_wait_free_map / "
+                                                                            "libcds.feldman_hash_map*"]):
+        assert best.endswith("(`libcds.feldman_hash_map`)*")
+        estimate, low, high = interval(best[:best.index(" (`")] + "*")
+        assert low - 0.01 <= float(a) / float(b) <= high + 0.01
+        interval(r)
+    assert "`seqlock_probe_map / best peer`: the median ratio is at least 1.2 in " in text
+    assert "of 2 columns of 1 and 2 threads (the goal: all of them)" in text
+    assert "`feldman_wait_free_map / libcds.feldman_hash_map`: the median ratio is at least 1.2 in " in text
+    assert "Not measured yet" not in text and "CDSBENCH_HASH_HASHES=bytesum,even " in text
+
+    # Written again from the database alone: the same page.
+    p = runner(ROOT / "experiments" / "hash.py", "markdown", "--trials", "2", "--out", out, "--results", d / "r",
+               env=env)
+    assert p.returncode == 0, p.stderr
+    assert out.read_text() == text
+
+
+def test_hash_page_memory_part_shows_the_bytes_held_after_growth_and_at_the_peak(hash_page):
+    d, _, text, _ = hash_page
+    con = db(d / "r", "hash")
+    memory = table_rows(text, "## Memory")
+    keys = 1 << 20
+    for name, (size, held, peak, rss, resizes, _) in memory.items():
+        assert abs(int(size.replace(",", "")) - keys) <= 3, (name, size)  # 2^20 draws from 2^40
+        assert float(rss) > 8  # at least the key itself, from the process's peak RSS
+    # seqlock_probe_map grows from its default size to 2^19 buckets of 64 bytes (3 keys each):
+    # 32 bytes a key once the old tables are freed, 48 at the peak of the last doubling.
+    size, held, peak, rss, resizes, _ = memory["seqlock_probe_map"]
+    assert 32 <= float(held) <= 33 and 48 <= float(peak) <= 50 and int(resizes) >= 10
+    assert float(held) == round(median_of(con, "held_per_key", part="memory", ds="seqlock_probe_map"), 1)
+    assert "`seqlock_probe_map` holds %s bytes per key after growth (the goal: at most 40: met)" % held in text
+    # The others do not count the bytes they hold; the chaining table never resizes.
+    assert memory["libcds.feldman_hash_map"][1:3] == ["unavailable", "unavailable"]
+    assert memory["dedup_chaining_map"][4] == "unavailable"
+
+
+def test_hash_page_synthetic_part_shows_bytesum_crowding_the_chaining_table(hash_page):
+    _, _, text, _ = hash_page
+    start = text.index("## The dedup study's synthetic test")
+    assert "60,000 operations in all per trial (fewer than the study's 15 M)" in text
+    rows_ = table_rows(text, "### Throughput (Mops/s, all threads)", start)
+    # Only the maps built with digest keys; the ratios the study gives.
+    assert list(rows_) == ["dedup_chaining_map", "feldman_wait_free_map",
+                           "*feldman_wait_free_map / dedup_chaining_map*"]
+    occupancy = table_rows(text, "### Occupancy at the end", start)
+    used = occupancy["`dedup_chaining_map` buckets used"]
+    assert int(used[0].replace(",", "")) < int(used[1].replace(",", "")) / 3  # bytesum, even
+    assert int(occupancy["`feldman_wait_free_map` deepest key (arrays)"][0]) >= 1
+
+
+def test_hash_bad_settings_are_one_line_exit_2(tmp_path):
+    p = runner(ROOT / "experiments" / "hash.py", "run", "--results", tmp_path / "r",
+               env={"CDSBENCH_HASH_HASHES": "sha1"})
+    assert p.returncode == 2
+    (line,) = p.stderr.strip().splitlines()
+    assert "hash.py:" in line
+    assert "$CDSBENCH_HASH_HASHES: 'sha1' is not allowed (allowed: one of bytesum, parsec3, even" in line
 
 
 # ---------------------------------------------------------------------------------------------
