@@ -39,7 +39,7 @@ A point the harness would refuse (deletes beside other threads on a structure wi
 thread-safe erase: the registry's concurrent_erase) is not run, and the page says `refused`.
 """
 from cdsbench.experiment import Bar, Experiment, Line, env, registered_structures
-from cdsbench.markdown import cell, compare, failed_points, ratio_text, spread_line, table
+from cdsbench.markdown import cell, compare, failed_points, parts_not_measured, ratio_text, spread_line, table
 
 # Each part's subjects are the ones its issue named: the registry has no field for "external
 # tree" or "the peer implementing the same algorithm", so the page names them. `sizes` takes
@@ -354,10 +354,9 @@ def page(results):
     for part in PARTS:
         if results.points(part=part):
             render_part(w, results, part)
-    missing = [part for part in PARTS if not results.points(part=part)]
+    missing = parts_not_measured(results, PARTS, "CDSBENCH_BST_PARTS")
     if missing:
-        w("Not measured yet: %s (`CDSBENCH_BST_PARTS=%s`)." % (", ".join("`%s`" % p for p in missing),
-                                                              ",".join(missing)))
+        w(missing)
         w("")
     return "\n".join(out)
 

@@ -4,7 +4,7 @@ writes docs/results-hash.md).
 Three parts, each measuring its maps side by side, one section of the page each:
 
 - `maps`: every map the registry holds (kind unordered_map: ours and the peers'), 64-bit keys,
-  key ranges 20,000 and 2,000,000 (prefilled to half: 10 K and 1 M keys, steady state),
+  key ranges 10,000 and 1,000,000 (prefilled to half: 5 K and 500 K keys, steady state),
   0/10/50% updates (half inserts, half deletes), uniform and Zipf 0.99 keys, 1, 2 and 4 threads;
   each point 5 trials of 1 s. The page reports Mops/s, bytes per key (peak RSS / keys) and, per
   column, the goals' ratios: seqlock_probe_map (the map of ours built to be the fastest) against
@@ -43,7 +43,7 @@ would refuse (deletes beside other threads on a map without a thread-safe erase:
 concurrent_erase) is not run, and the page says `refused`.
 """
 from cdsbench.experiment import Experiment, Line, env, registered_structures
-from cdsbench.markdown import DASH, cell, compare, failed_points, ratio_text, spread_line, table
+from cdsbench.markdown import DASH, cell, compare, failed_points, parts_not_measured, ratio_text, spread_line, table
 
 HASHES = ["bytesum", "parsec3", "even"]
 # The goals' maps (issue 15), by name: the registry has no field for "our fastest map", "the peer
@@ -59,7 +59,7 @@ MEMORY_KEYS = 1 << 20
 MEMORY_KEY_RANGE = 1 << 40  # 2^20 draws from 2^40 repeat a key about once in two trials
 
 PARTS = {
-    "maps": {"key_ranges": env("CDSBENCH_HASH_KEY_RANGES", [20_000, 2_000_000], kind=int, minimum=1),
+    "maps": {"key_ranges": env("CDSBENCH_HASH_KEY_RANGES", [10_000, 1_000_000], kind=int, minimum=1),
              "updates": env("CDSBENCH_HASH_UPDATES", [0, 10, 50], kind=int, minimum=0),
              "distributions": env("CDSBENCH_HASH_DISTRIBUTIONS", ["uniform", "zipf:0.99"], kind=str),
              "hashes": ["u64"]},
@@ -343,10 +343,9 @@ def page(results):
     for part, render in RENDER.items():
         if results.points(part=part):
             render(w, results)
-    missing = [part for part in PARTS if not results.points(part=part)]
+    missing = parts_not_measured(results, PARTS, "CDSBENCH_HASH_PARTS")
     if missing:
-        w("Not measured yet: %s (`CDSBENCH_HASH_PARTS=%s`)." % (", ".join("`%s`" % p for p in missing),
-                                                               ",".join(missing)))
+        w(missing)
         w("")
     return "\n".join(out)
 

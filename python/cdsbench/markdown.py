@@ -266,6 +266,15 @@ def failed_points(cells: list[tuple[Point | None, str]]) -> str:
                       "the point:", "", *lines, ""])
 
 
+def parts_not_measured(results: Results, parts, variable: str) -> str:
+    """The line naming an experiment's parts (grid parameter ``part``) that have no point yet, and
+    the setting that measures them; "" when every part has points."""
+    missing = [part for part in parts if not results.points(part=part)]
+    if not missing:
+        return ""
+    return "Not measured yet: %s (`%s=%s`)." % (", ".join("`%s`" % p for p in missing), variable, ",".join(missing))
+
+
 def thousands(n) -> str:
     return f"{int(n):,}" if float(n).is_integer() else f"{n:,}"
 

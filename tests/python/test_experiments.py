@@ -227,7 +227,7 @@ def test_hash_plans_its_three_parts_from_the_registry(clean_env):
         o, p = options(run), run.point
         assert o["--ds"] == p["ds"] and o["--threads"] == str(p["threads"]) and o["--seed"] == str(15 + run.trial)
         if p["part"] == "maps":
-            assert o["--key-range"] in ("20000", "2000000") and o["--duration-ms"] == "1000"
+            assert o["--key-range"] in ("10000", "1000000") and o["--duration-ms"] == "1000"
             assert o["--insert"] == o["--delete"] == "%g" % (p["updates"] / 2) and "--keys" not in o
             assert (o.get("--prefill") == "insert-only") == (not registry[p["ds"]]["concurrent_erase"])
         elif p["part"] == "memory":

@@ -11,6 +11,7 @@
 
 #include "cdsbench/platform/user_stats.hpp"
 #include "support/script.hpp"
+#include "support/stats_figures.hpp"
 
 namespace cdsb::testing {
 
@@ -35,13 +36,6 @@ std::string contents_problem(const Set& set, const std::string& keys, const std:
   if (const std::string got = keys_of(set); got != keys) return "keys " + got + when;
   if (const std::string bad = set.check_invariants(); !bad.empty()) return "invariants" + when + ": " + bad;
   return "";
-}
-
-// A figure of a stats report (~0 when absent).
-inline std::uint64_t figure(const StatsReport& r, const std::string& name) {
-  for (const auto& [n, v] : r.values)
-    if (n == name) return v;
-  return ~0ull;
 }
 
 // Whether `done` became true within `limit`. For an operation that must finish while another

@@ -23,6 +23,7 @@
 #include "cdsbench/random/generators.hpp"
 #include "cdsbench/reclaim/alloc_system.hpp"
 #include "cdsbench/reclaim/reclaimer.hpp"
+#include "support/stats_figures.hpp"
 
 namespace cdsb::test_support {
 
@@ -49,12 +50,7 @@ class CountingAllocator {
   reclaim::SystemAllocator inner_;
 };
 
-inline std::uint64_t figure(const StatsReport& r, const std::string& name) {
-  for (const auto& [n, v] : r.values)
-    if (n == name) return v;
-  ADD_FAILURE() << "no figure " << name;
-  return 0;
-}
+using cdsb::testing::figure;
 
 inline std::vector<std::uint64_t> keys_of(const auto& tree) {
   std::vector<std::uint64_t> keys;

@@ -18,6 +18,7 @@
 #include "cdsbench/set/hash/feldman_wait_free_map.hpp"
 #include "cdsbench/set/hash/hashes.hpp"
 #include "support/map_checks.hpp"
+#include "support/stats_figures.hpp"
 
 namespace {
 
@@ -34,12 +35,7 @@ struct ZeroHash {
   std::uint64_t operator()(const Digest160&) const { return 0; }
 };
 
-std::uint64_t figure(const StatsReport& r, const std::string& name) {
-  for (const auto& [n, v] : r.values)
-    if (n == name) return v;
-  ADD_FAILURE() << "no figure " << name;
-  return 0;
-}
+using cdsb::testing::figure;
 
 using DeepMap = FeldmanWaitFreeMap<EpochBased<SystemAllocator>, std::uint64_t, std::uint64_t, ZeroHash>;
 

@@ -27,6 +27,7 @@
 #include "cdsbench/set/hash/split_ordered_map.hpp"
 #include "cdsbench/set/list/harris_michael.hpp"
 #include "support/map_checks.hpp"
+#include "support/stats_figures.hpp"
 
 namespace {
 
@@ -35,12 +36,7 @@ using reclaim::EpochBased;
 using reclaim::HazardPointers;
 using reclaim::SystemAllocator;
 
-std::uint64_t figure(const StatsReport& r, const std::string& name) {
-  for (const auto& [n, v] : r.values)
-    if (n == name) return v;
-  ADD_FAILURE() << "no figure " << name;
-  return 0;
-}
+using cdsb::testing::figure;
 
 Digest160 random_digest(Xoshiro256StarStar& rng) {
   Digest160 d;

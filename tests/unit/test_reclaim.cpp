@@ -20,6 +20,7 @@
 #include "cdsbench/reclaim/hp.hpp"
 #include "cdsbench/reclaim/ibr.hpp"
 #include "cdsbench/reclaim/none.hpp"
+#include "support/stats_figures.hpp"
 
 namespace {
 
@@ -42,12 +43,7 @@ struct Tracked : R::NodeBase {
   std::atomic<bool>* destroyed;
 };
 
-std::uint64_t figure(const StatsReport& r, const std::string& name) {
-  for (const auto& [n, v] : r.values)
-    if (n == name) return v;
-  ADD_FAILURE() << "no figure " << name;
-  return 0;
-}
+using cdsb::testing::figure;
 
 // One operation of thread tid: replace what `slot` holds with a new node and retire the old.
 template <class R>

@@ -16,6 +16,7 @@
 #include "cdsbench/reclaim/none.hpp"
 #include "cdsbench/set/hash/seqlock_probe_map.hpp"
 #include "support/map_checks.hpp"
+#include "support/stats_figures.hpp"
 
 namespace {
 
@@ -26,12 +27,7 @@ using reclaim::ReclaimOptions;
 using reclaim::SystemAllocator;
 using Map = SeqlockProbeMap<EpochBased<SystemAllocator>>;
 
-std::uint64_t figure(const StatsReport& r, const std::string& name) {
-  for (const auto& [n, v] : r.values)
-    if (n == name) return v;
-  ADD_FAILURE() << "no figure " << name;
-  return 0;
-}
+using cdsb::testing::figure;
 
 // Random operations over 30,000 keys from the smallest table (16 buckets): it doubles about 10
 // times on the way, with keys erased, re-inserted and assigned between the doublings.
