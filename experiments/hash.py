@@ -161,31 +161,84 @@ def structure_line(results, name, part):
     return f"- `{name}` (reclaimer `{used}`; {entry['library']}): {entry['description']}"
 
 
-def ratio_row(results, label, pick, cols, name_b=False, goal=None, goal_columns=lambda params: True):
-    """A row of ratios on Mops/s, pick(params) -> (name a, name b) or None per column (name_b: b is
-    named beside each ratio); with a goal, also the sentence saying in how many of the columns that
-    goal_columns keeps the ratio reached it."""
-    cells, reached, certain, compared = [], 0, 0, 0
+def maps_columns(results, dist):
+    """The columns of the maps part's tables for one key distribution: (heading, point params)."""
+    return [("%s keys, %d%% upd, %dT" % (thousands_of(kr // 2), u, t),
+             {"part": "maps", "hash": "u64", "distribution": dist, "key_range": kr, "updates": u, "threads": t})
+            for kr in used_values(results, "maps", "key_range") for u in used_values(results, "maps", "updates")
+            for t in used_values(results, "maps", "threads")]
+
+
+def speed_goals(results):
+    """The maps part's goals (issue 15) that its rows allow: (label, pick, goal, the columns it
+    applies to, whether the second map varies by column), pick(params) -> (a, b) or None."""
+    rows = measured_rows(results, "maps")
+    peers = [n for n in rows if results.structures[n]["library"] != "cdsbench"]
+    goals = []
+    if FAST in rows and peers:
+        def best_peer(params):
+            peer = fastest(results, peers, params)
+            return (FAST, peer) if peer else None
+        goals.append(("%s / best peer" % FAST, best_peer, FAST_GOAL, lambda params: params["threads"] <= 2, True))
+    if FELDMAN in rows and LIBCDS_FELDMAN in rows:
+        goals.append(("%s / %s" % (FELDMAN, LIBCDS_FELDMAN), lambda params: (FELDMAN, LIBCDS_FELDMAN), FELDMAN_GOAL,
+                      lambda params: True, False))
+    return goals
+
+
+def comparisons(results, pick, cols):
+    """Per column, the Mops/s comparison of pick(params)'s two maps and the second's name (or None)."""
+    out = []
     for _, params in cols:
         pair = pick(params)
-        c = compare(results.point(ds=pair[0], **params), results.point(ds=pair[1], **params), "mops") \
-            if pair else None
-        if c is None:
-            cells.append(DASH)
-            continue
-        cells.append("%s (`%s`)" % (ratio_text(c), pair[1]) if name_b else ratio_text(c))
-        if goal and goal_columns(params):
-            compared += 1
-            reached += c.estimate >= goal
-            certain += c.has_ci and c.low >= goal
-    verdict = ("`%s`: the median ratio is at least %.1f in %d of %d columns, its 95%% interval entirely at or "
-               "above %.1f in %d." % (label, goal, reached, compared, goal, certain)) if goal and compared else ""
-    return ["*%s*" % label] + ["*%s*" % c for c in cells], verdict
+        c = compare(results.point(ds=pair[0], **params), results.point(ds=pair[1], **params), "mops") if pair else None
+        out.append((params, c, pair[1] if pair else None))
+    return out
+
+
+def tally(results, goal_entry, cols):
+    """How the goal fared in the columns it applies to: (columns compared, median ratio at or above
+    the goal, 95% interval entirely at or above it)."""
+    label, pick, goal, applies, _ = goal_entry
+    found = [c for params, c, _ in comparisons(results, pick, cols) if c is not None and applies(params)]
+    return len(found), sum(c.estimate >= goal for c in found), sum(c.has_ci and c.low >= goal for c in found)
+
+
+def tally_text(goal_entry, counts, named=True):
+    label, _, goal, _, _ = goal_entry
+    compared, reached, certain = counts
+    return ("%sthe median ratio is at least %.1f in %d of %d columns%s, its 95%% interval entirely at or above %.1f "
+            "in %d." % ("`%s`: " % label if named else "", goal, reached, compared,
+                        " of 1 and 2 threads" if goal_entry[4] else "", goal, certain))
+
+
+def render_goals(w, results):
+    """The goals of issue 15, each with the columns that reached it, over the whole page."""
+    w("## Goals")
+    w("")
+    cols = [c for dist in used_values(results, "maps", "distribution") for c in maps_columns(results, dist)]
+    for entry in speed_goals(results):
+        label, _, goal, _, versus_best = entry
+        counts = tally(results, entry, cols)
+        a, b = label.split(" / ")
+        w("- `%s` at least %.1fx %s in every column%s: %s. Over the tables below, %s"
+          % (a, goal, "the best peer" if versus_best else "`%s`" % b, " of 1 and 2 threads" if versus_best else "",
+             "met" if counts[0] and counts[2] == counts[0] else "NOT met", tally_text(entry, counts, named=False)))
+    fast = results.point(ds=FAST, part="memory")
+    if fast is not None and fast.status == "ok" and fast.median("held_per_key") is not None:
+        held = fast.median("held_per_key")
+        w("- `%s` at most %d bytes per key at %s keys: %s. It holds %.1f bytes per key after growth and %.1f at "
+          "the peak of its last doubling (the memory part)."
+          % (FAST, BYTES_GOAL, "{:,}".format(MEMORY_KEYS), "met" if held <= BYTES_GOAL else "NOT met", held,
+             fast.median("held_peak_per_key")))
+    w("")
+    w("A speed goal is met only where every 95% interval lies at or above it: a median ratio above it")
+    w("with an interval reaching below it is a difference this machine's noise cannot confirm.")
+    w("")
 
 
 def render_maps(w, results):
     rows = measured_rows(results, "maps")
-    peers = [n for n in rows if results.structures[n]["library"] != "cdsbench"]
     w("## Maps side by side (64-bit keys)")
     w("")
     w("Key ranges %s, prefilled to half (the steady state of the update mix); updates u%% mean"
@@ -193,39 +246,31 @@ def render_maps(w, results):
     w("`--insert u/2 --delete u/2`, finds are the rest. Every figure is the median of %d trials, each its own"
       % results.trials)
     w("`cdsbench` process, threads pinned `compact`; every trial counted passed its validation (key sum,")
-    w("size, every value read and held belonging to its key, the map's invariant check). A map without a")
-    w("thread-safe erase (`tbb.concurrent_unordered_map`) is prefilled by inserts only and updates")
-    w("with one thread only.")
+    w("size, every value read and held belonging to its key, the map's invariant check).")
+    no_erase = [n for n in rows if not results.structures[n]["concurrent_erase"]]
+    if no_erase:
+        w("%s, without a thread-safe erase, %s prefilled by inserts only and updates with one thread only."
+          % (", ".join("`%s`" % n for n in no_erase), "is" if len(no_erase) == 1 else "are"))
     w("")
     for name in rows:
         w(structure_line(results, name, "maps"))
     w("")
     failures = []
     for dist in used_values(results, "maps", "distribution"):
-        cols = [("%s keys, %d%% upd, %dT" % (thousands_of(kr // 2), u, t),
-                 {"part": "maps", "hash": "u64", "distribution": dist, "key_range": kr, "updates": u, "threads": t})
-                for kr in used_values(results, "maps", "key_range") for u in used_values(results, "maps", "updates")
-                for t in used_values(results, "maps", "threads")]
+        cols = maps_columns(results, dist)
         w("### Throughput (Mops/s, all threads), %s keys" % dist)
         w("")
         body = [[n] + [grid_cell(results, n, params, "mops", mops) for _, params in cols] for n in rows]
-        verdicts = []
-        if FAST in rows and peers:
-            def best_peer(params):
-                peer = fastest(results, peers, params)
-                return (FAST, peer) if peer else None
-            row, verdict = ratio_row(results, "%s / best peer" % FAST, best_peer, cols, name_b=True, goal=FAST_GOAL,
-                                     goal_columns=lambda params: params["threads"] <= 2)
-            body.append(row)
-            verdicts.append(verdict.replace(" columns,", " columns of 1 and 2 threads (the goal: all of them),"))
-        if FELDMAN in rows and LIBCDS_FELDMAN in rows:
-            row, verdict = ratio_row(results, "%s / %s" % (FELDMAN, LIBCDS_FELDMAN),
-                                     lambda params: (FELDMAN, LIBCDS_FELDMAN), cols, goal=FELDMAN_GOAL)
-            body.append(row)
-            verdicts.append(verdict)
+        goals = speed_goals(results)
+        for entry in goals:
+            label, pick, _, _, name_b = entry
+            body.append(["*%s*" % label] + ["*%s*" % (DASH if c is None else "%s (`%s`)" % (ratio_text(c), b)
+                                                      if name_b else ratio_text(c))
+                                            for _, c, b in comparisons(results, pick, cols)])
         w(table(["map"] + [h for h, _ in cols], body))
         w("")
-        w("The best peer of a column is named beside its ratio. " + " ".join(v for v in verdicts if v))
+        w(" ".join(["The best peer of a column is named beside its ratio."] * any(e[4] for e in goals)
+                   + [tally_text(e, tally(results, e, cols)) for e in goals]))
         w("")
         w(spread_line([(results.point(ds=n, **params), "`%s`, %s" % (n, h)) for n in rows for h, params in cols],
                       "mops"))
@@ -263,13 +308,6 @@ def render_memory(w, results):
                      cell(p, "mops", mops)])
     w(table(["map", "keys", "held B/key", "held B/key at peak", "peak RSS B/key", "resizes", "Mops/s"], body))
     w("")
-    fast = results.point(ds=FAST, part="memory")
-    if fast is not None and fast.status == "ok" and fast.median("held_per_key") is not None:
-        held = fast.median("held_per_key")
-        w("`%s` holds %.1f bytes per key after growth (the goal: at most %d: %s) and %.1f at the peak of its"
-          % (FAST, held, BYTES_GOAL, "met" if held <= BYTES_GOAL else "NOT met", fast.median("held_peak_per_key")))
-        w("last doubling.")
-        w("")
     section = failed_points([(results.point(ds=n, part="memory"), "`%s`" % n) for n in rows])
     if section:
         w(section)
@@ -302,7 +340,8 @@ def render_synthetic(w, results):
     body = [[n] + [cell(results.point(ds=n, **params), "mops", mops) for _, params in cols] for n in rows]
     for base in STUDY_BASELINES:
         if FELDMAN in rows and base in rows:
-            body.append(ratio_row(results, "%s / %s" % (FELDMAN, base), lambda params, b=base: (FELDMAN, b), cols)[0])
+            ratios = comparisons(results, lambda params, b=base: (FELDMAN, b), cols)
+            body.append(["*%s / %s*" % (FELDMAN, base)] + ["*%s*" % ratio_text(c) for _, c, _ in ratios])
     w(table(["map"] + [h for h, _ in cols], body))
     w("")
     w(spread_line([(results.point(ds=n, **params), "`%s`, %s" % (n, h)) for n in rows for h, params in cols], "mops"))
@@ -340,6 +379,8 @@ def page(results):
     w("refuses the point (a map without a thread-safe erase deletes only with one thread), so it is not")
     w("run. A ratio is A's trials against B's: the ratio of the medians with its 95% bootstrap interval.")
     w("")
+    if results.points(part=["maps", "memory"]):
+        render_goals(w, results)
     for part, render in RENDER.items():
         if results.points(part=part):
             render(w, results)
