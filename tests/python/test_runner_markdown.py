@@ -17,7 +17,7 @@ from runner_support import db, rows, runner, write_experiment
 # `a` and `same` measure the same values; `b` three times as much.
 SMALL = """
 from cdsbench.experiment import env
-from cdsbench.markdown import cell, compare, ratio_text, spread_line, table
+from cdsbench.markdown import cell, compare, failed_points, ratio_text, spread_line, table
 
 SCALE = env("FAKE_SCALE", 1.0, minimum=0.001)
 
@@ -32,7 +32,7 @@ def page(results):
                                              for t in cols])
     cells = [(results.point(ds=ds, threads=t), "%s, %dT" % (ds, t)) for ds in results.values("ds") for t in cols]
     return ("## Throughput\\n\\n" + table(["structure"] + ["%dT" % t for t in cols], body) + "\\n\\n"
-            + spread_line(cells, "throughput_ops_per_s") + "\\n")
+            + spread_line(cells, "throughput_ops_per_s") + "\\n\\n" + failed_points(cells))
 
 VALUE = {"a": 100.0, "same": 100.0, "b": 300.0, "broken": 100.0}
 
@@ -95,6 +95,20 @@ def test_medians_statuses_and_spreads_come_from_the_database(page):
     assert got["b"] == ["630.0", "630.0"]
     assert got["broken"] == ["error", "error"]  # the harness refused it: its status, no number
     assert "Spread of the 3 trials of a point, (max - min) / median: median 10% over the table's 6 points" in text
+
+
+def test_failed_points_say_why_and_how_to_replay_them(page):
+    _, d, _, text = page
+    section = text[text.index("### Failed points"):]
+    lines = [line for line in section.splitlines() if line.startswith("- ")]
+    # Only the broken structure's points, each with the harness's last word and its command.
+    assert [line.split(":")[0] for line in lines] == ["- broken, 1T", "- broken, 2T"]
+    con = db(d / "r", "small")
+    for line, threads in zip(lines, (1, 2)):
+        run = rows(con, "SELECT run_command, run_stderr FROM runs WHERE ds = 'broken' AND threads = ? "
+                        "ORDER BY run_id LIMIT 1", threads)[0]
+        why = run["run_stderr"].strip().splitlines()[-1]
+        assert line == "- broken, %dT: error: %s — `%s`" % (threads, why, run["run_command"])
 
 
 def test_ratios_carry_their_interval_and_call_no_difference_the_noise_explains(page):
