@@ -55,7 +55,7 @@ bench-bst: build
 	@.venv/bin/cdsbench-run experiments/bst.py --out docs/results-bst.md
 
 # The hash maps beside libcds's, oneTBB's and libcuckoo's, their memory, and the dedup study's
-# synthetic test: the parts of issue 15 (several hours on 2 cores at full size).
+# synthetic test: the parts of issue 15 (about half a day on 2 cores at full size; see its docstring).
 bench-hash: build
 	@.venv/bin/cdsbench-run experiments/hash.py --out docs/results-hash.md
 

@@ -21,7 +21,12 @@ Three parts, each measuring its maps side by side, one section of the page each:
   (longest chain, buckets used, deepest key), and the ratios the study gives: the wait-free map
   against the chaining table and oneTBB's.
 
-Several hours on 2 cores. The environment shrinks it (lists are comma-separated):
+About half a day on 2 cores at full size (an estimate), most of it the synthetic test's bytesum
+points: a trial of the chaining table, oneTBB's map or Michael's map takes 5 to 15 s at 1.5 M
+operations, and ten times the operations on chains ten times longer should take 10 to 20 minutes
+at 15 M. docs/results-hash.md ran in 43
+minutes with CDSBENCH_HASH_DURATION_MS=400 and CDSBENCH_HASH_SYNTHETIC_OPS=1500000. The
+environment shrinks it (lists are comma-separated):
 
     CDSBENCH_HASH_PARTS=maps,memory              these parts only (maps, memory, synthetic)
     CDSBENCH_HASH_STRUCTURES=feldman_wait_free_map,libcds.feldman_hash_map   these rows only
