@@ -17,7 +17,8 @@
 // double below that count, and libcuckoo 0.3.1's doubling races with concurrent operations
 // (TSan, in a stress trial of the TSan tree: `lock_one` reads the lock list that
 // `maybe_resize_locks` appends to; libcuckoo issue #107 and PR #173 discuss its races with
-// resizing), so trials that stay near their expected size do not double it. It holds no nodes (items live in the table's slots), so nothing is reclaimed later:
+// resizing), so trials that stay near their expected size do not double it. It holds no
+// nodes (items live in the table's slots), so nothing is reclaimed later:
 // registered as `immediate`.
 #pragma once
 
