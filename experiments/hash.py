@@ -17,7 +17,7 @@ Three parts, each measuring its maps side by side, one section of the page each:
   inserts and 84% searches, digest keys (`--keys digest`) drawn from 2.4 M (so about 1.9 M
   distinct digests are inserted), no prefill, with each named hash a map is built with
   (`--hash bytesum|parsec3|even`), 1, 2 and 4 threads. Every map built with digest keys (the
-  registry's digest_hashes) runs. The page reports Mops/s, the occupancy each map reports
+  registry's key_hashes["digest"]) runs. The page reports Mops/s, the occupancy each map reports
   (longest chain, buckets used, deepest key), and the ratios the study gives: the wait-free map
   against the chaining table and oneTBB's.
 
@@ -96,7 +96,7 @@ def outside(p):
     """A combination of the grid that is no point of its part (a synthetic point needs the hash
     among those its map is built with)."""
     axes = PARTS[p["part"]]
-    if p["part"] == "synthetic" and p["hash"] not in STRUCTURES.entry(p["ds"])["digest_hashes"]:
+    if p["part"] == "synthetic" and p["hash"] not in STRUCTURES.entry(p["ds"])["key_hashes"].get("digest", []):
         return True
     return not all(p[key] in axes[name] for key, name in (("key_range", "key_ranges"), ("updates", "updates"),
                                                           ("distribution", "distributions"), ("hash", "hashes"),

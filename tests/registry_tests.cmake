@@ -7,8 +7,8 @@
 # threads on 500 keys per reclaimer of its test variants (eager reclamation in the sanitizer
 # trees, so a use-after-free shows at once); one with range queries adds a range-query
 # thread. A structure without a thread-safe erase runs concurrent inserts, then a read-only
-# mix whose steady prefill ages the shape with deletes on one thread. A map built with digest
-# keys also runs a trial per named hash. "result=PASS" is printed
+# mix whose steady prefill ages the shape with deletes on one thread. A map built with other
+# keys (digest, bytes) also runs a trial per key type and named hash. "result=PASS" is printed
 # only when every trial validated; a sanitizer report aborts before it.
 #
 # Each of them with a checker model is also checked for linearizability, one ctest per
@@ -82,14 +82,20 @@ foreach(i RANGE ${last})
                 --reclaimer ${reclaimer} ${EAGER} --key-range 4000 --insert 0 --delete 0 ${common})
     endif()
   endforeach()
-  # A map built with digest keys: a trial per named hash (its default variant).
-  string(JSON hashes LENGTH "${registry}" structures ${i} digest_hashes)
-  if(hashes GREATER 0)
-    math(EXPR last_hash "${hashes} - 1")
-    foreach(h RANGE ${last_hash})
-      string(JSON hash GET "${registry}" structures ${i} digest_hashes ${h})
-      add_trial(cli_digest_${id}_${hash} "\nresult=PASS\n" --ds ${name} --keys digest --hash ${hash} ${EAGER}
-                --key-range 500 --insert 20 --delete 20 --find-or-insert 10 ${common})
+  # A map built with other keys (digest, bytes): a trial per key type and named hash (its
+  # default variant).
+  string(JSON key_types LENGTH "${registry}" structures ${i} key_hashes)
+  if(key_types GREATER 0)
+    math(EXPR last_key_type "${key_types} - 1")
+    foreach(t RANGE ${last_key_type})
+      string(JSON keys MEMBER "${registry}" structures ${i} key_hashes ${t})
+      string(JSON hashes LENGTH "${registry}" structures ${i} key_hashes ${keys})
+      math(EXPR last_hash "${hashes} - 1")
+      foreach(h RANGE ${last_hash})
+        string(JSON hash GET "${registry}" structures ${i} key_hashes ${keys} ${h})
+        add_trial(cli_${keys}_${id}_${hash} "\nresult=PASS\n" --ds ${name} --keys ${keys} --hash ${hash} ${EAGER}
+                  --key-range 500 --insert 20 --delete 20 --find-or-insert 10 ${common})
+      endforeach()
     endforeach()
   endif()
 endforeach()

@@ -39,6 +39,14 @@ struct Options {
   std::string kinds, libraries, methods;  // keep only entries with these (comma-separated)
   std::uint64_t nr_log_entries = 0;   // Node Replication: log capacity (0: the default)
   std::string checker, out_dir, timeout = "10s";
+  std::string keys = "all";  // u64, bytes (maps built with byte-string keys), or all: both
+};
+
+// One structure variant to check, with the keys its histories use.
+struct Work {
+  const StructureEntry* entry;
+  Variant variant;
+  KeyType keys;
 };
 
 struct Shape {
@@ -129,13 +137,16 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 // run_lincheck. Reclamation is eager (thresholds of 1), so that freed memory is reused
 // within these short histories and a premature free shows as a wrong answer (or, in the
 // sanitizer builds, as a report).
-int check_structure(const Options& o, const StructureEntry& entry, const Variant& variant, const Topology& topology) {
-  const fs::path dir = fs::path(o.out_dir) / entry.name / (variant.reclaimer + "-" + variant.allocator);
+int check_structure(const Options& o, const StructureEntry& entry, const Variant& variant, KeyType keys,
+                    const Topology& topology) {
+  const std::string keys_name(key_type_name(keys));
+  const fs::path dir = fs::path(o.out_dir) / entry.name / (variant.reclaimer + "-" + variant.allocator + "-" + keys_name);
   fs::create_directories(dir);
   const fs::path input = dir / "histories.jsonl";
   std::ofstream out(input, std::ios::trunc);
   out << "{\"meta\":{\"ds\":\"" << entry.name << "\",\"reclaimer\":\"" << variant.reclaimer
-      << "\",\"allocator\":\"" << variant.allocator << "\",\"master_seed\":" << o.seed << "}}\n";
+      << "\",\"allocator\":\"" << variant.allocator << "\",\"keys\":\"" << keys_name << "\",\"master_seed\":" << o.seed
+      << "}}\n";
 
   const int total = o.histories + o.long_histories;
   std::vector<Shape> shapes(total);
@@ -175,6 +186,7 @@ int check_structure(const Options& o, const StructureEntry& entry, const Variant
     c.seed = seed;
     c.reclaimer = variant.reclaimer;
     c.allocator = variant.allocator;
+    c.keys = keys;
     c.reclaim_eager = true;
     c.process_figures = false;
     if (entry.node_replicated) {
@@ -211,8 +223,9 @@ int check_structure(const Options& o, const StructureEntry& entry, const Variant
     }
     const std::uint64_t seed = o.seed + static_cast<std::uint64_t>(h);
     std::cout << "violation ds=" << entry.name << " reclaimer=" << variant.reclaimer << " allocator=" << variant.allocator
-              << " history=" << h << " seed=" << seed << " reason=\"" << why << "\" replay=\"cdsbench-lincheck --ds "
-              << entry.name << " --reclaimer " << variant.reclaimer << " --allocator " << variant.allocator
+              << " keys=" << keys_name << " history=" << h << " seed=" << seed << " reason=\"" << why
+              << "\" replay=\"cdsbench-lincheck --ds " << entry.name << " --reclaimer " << variant.reclaimer
+              << " --allocator " << variant.allocator << " --keys " << keys_name
               << " --threads " << shapes[h].threads
               << " --ops-per-thread " << shapes[h].ops_per_thread << " --key-range " << o.key_range
               << (entry.node_replicated && o.nr_replicas ? " --nr-replicas " + std::to_string(o.nr_replicas) : "")
@@ -224,7 +237,7 @@ int check_structure(const Options& o, const StructureEntry& entry, const Variant
   const std::size_t violations = violating.size();
   const std::size_t found_by_checker = check.violations.size();
   std::cout << "ds=" << entry.name << " reclaimer=" << variant.reclaimer << " allocator=" << variant.allocator
-            << " histories=" << total << " violations=" << violations
+            << " keys=" << keys_name << " histories=" << total << " violations=" << violations
             << " not_linearizable=" << found_by_checker << " unknown=" << check.unknown.size() << " record_s=" << format_value(Json(record_s))
             << " check_s=" << format_value(Json(check_s)) << " histories_file=" << input.string() << '\n';
   if (violations) return 1;
@@ -256,6 +269,8 @@ int run_lincheck(int argc, const char* const* argv, const Registry& registry) {
       ->check(CLI::Range(1, 1024));
   app.add_option("--nr-log-entries", o.nr_log_entries, "Node Replication structures: log capacity [65536]")
       ->check(CLI::Range(std::uint64_t{2}, std::uint64_t{1} << 30));
+  app.add_option("--keys", o.keys,
+                 "Keys of the histories: u64, bytes (the maps built with byte-string keys, their default variant), or all [all]");
   app.add_flag("--split-variants", o.split_variants,
                "Share --histories among a structure's variants instead of running them for each");
   app.add_option("--checker", o.checker, "The checker binary [next to this one]");
@@ -302,11 +317,21 @@ int run_lincheck(int argc, const char* const* argv, const Registry& registry) {
   // The variants: the test variants of each structure (every reclaimer with the default
   // allocator, every allocator with the default reclaimer), or those --reclaimer/--allocator
   // pick, which must then exist for every target.
-  std::vector<std::pair<const StructureEntry*, Variant>> work;
+  if (o.keys != "u64" && o.keys != "bytes" && o.keys != "all") {
+    std::cerr << "cdsbench-lincheck: error: --keys: unknown key type '" << o.keys << "'; allowed: u64, bytes, all\n";
+    return 2;
+  }
+  const bool u64_keys = o.keys != "bytes", byte_keys = o.keys != "u64";
+  std::vector<Work> work;
   for (const StructureEntry* e : targets) {
     const auto tested = e->test_variants();
+    // Byte-string keys: the default variant, of the maps built with them.
+    if (byte_keys && e->key_hashes.contains("bytes") && (o.reclaimer.empty() || o.reclaimer == e->default_variant().reclaimer) &&
+        (o.allocator.empty() || o.allocator == e->default_variant().allocator))
+      work.push_back({e, e->default_variant(), KeyType::bytes});
+    if (!u64_keys) continue;
     if (o.reclaimer.empty() && o.allocator.empty()) {
-      for (const Variant& v : tested) work.push_back({e, v});
+      for (const Variant& v : tested) work.push_back({e, v, KeyType::u64});
       continue;
     }
     const Variant& fallback = e->default_variant();
@@ -335,10 +360,12 @@ int run_lincheck(int argc, const char* const* argv, const Registry& registry) {
                 << " is not a test variant of '" << e->name << "'; allowed: " << join(pairs, ", ") << '\n';
       return 2;
     }
-    work.push_back({e, *it});
+    work.push_back({e, *it, KeyType::u64});
   }
   if (work.empty()) {
-    std::cerr << "cdsbench-lincheck: error: --reclaimer/--allocator: no structure has that variant\n";
+    std::cerr << "cdsbench-lincheck: error: " << (u64_keys ? "--reclaimer/--allocator: no structure has that variant"
+                                                           : "--keys: no structure selected is built with byte-string keys")
+              << '\n';
     return 2;
   }
 
@@ -361,13 +388,13 @@ int run_lincheck(int argc, const char* const* argv, const Registry& registry) {
 
   const Topology topology;
   int status = 0;
-  for (const auto& [e, v] : work) {
+  for (const Work& w : work) {
     Options per_variant = o;
     if (o.split_variants) {
-      const auto variants = std::count_if(work.begin(), work.end(), [&](const auto& w) { return w.first == e; });
+      const auto variants = std::count_if(work.begin(), work.end(), [&](const Work& x) { return x.entry == w.entry; });
       per_variant.histories = static_cast<int>((o.histories + variants - 1) / variants);
     }
-    const int s = check_structure(per_variant, *e, v, topology);
+    const int s = check_structure(per_variant, *w.entry, w.variant, w.keys, topology);
     if (s == 1 || (s == 3 && status == 0)) status = s;
   }
   std::cout << "result=" << (status == 0 ? "PASS" : status == 1 ? "FAIL" : "UNKNOWN") << '\n';

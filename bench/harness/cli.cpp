@@ -33,7 +33,7 @@ Json config_json(const Config& c, const StructureEntry& entry, const std::vector
   j["assign_pct"] = c.assign_pct;
   j["search_pct"] = c.search_pct();
   j["rq_size"] = c.rq_size;
-  j["keys"] = c.keys == KeyType::digest ? "digest" : "u64";
+  j["keys"] = std::string(key_type_name(c.keys));
   j["hash"] = c.hash;
   if (c.ops) {
     j["duration_ms"] = "none";
@@ -71,6 +71,13 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// "; digest keys, hashes: even,parsec3; bytes keys, hashes: even", or "" for 64-bit keys only.
+std::string other_keys(const StructureEntry& e) {
+  std::string out;
+  for (const auto& [keys, hashes] : e.key_hashes) out += "; " + keys + " keys, hashes: " + join(hashes, ",");
+  return out;
+}
+
 void list_structures(const Registry& registry) {
   for (const auto& e : registry.entries()) {
     std::cout << e.name << "  " << e.description << "  [kind: " << kind_name(e.kind)
@@ -78,7 +85,7 @@ void list_structures(const Registry& registry) {
               << "; reclaimers: " << join(e.reclaimers(), ",") << "; allocators: " << join(e.allocators(), ",")
               << "; range queries: " << (e.range_queries ? "yes" : "no")
               << (e.map_operations ? std::string("; map operations: find, find_or_insert") + (e.map_assign ? ", assign" : "") : "")
-              << (e.digest_hashes.empty() ? "" : "; digest keys, hashes: " + join(e.digest_hashes, ","))
+              << other_keys(e)
               << (e.layout.empty() ? "" : "; " + e.layout) << "]\n";
   }
 }
@@ -100,7 +107,7 @@ Json registry_json(const Registry& registry) {
                     {"range_queries", e.range_queries},
                     {"map_operations", e.map_operations},
                     {"map_assign", e.map_assign},
-                    {"digest_hashes", e.digest_hashes},
+                    {"key_hashes", e.key_hashes},
                     {"concurrent_erase", e.concurrent_erase},
                     {"search_depths", e.search_depths},
                     {"layout", e.layout},

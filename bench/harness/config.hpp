@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bench/core/thread_team.hpp"
@@ -14,9 +15,13 @@ namespace cdsb::bench {
 
 enum class PrefillMode { steady, insert_only, none };
 
-// The structure's keys: the workload's 64-bit integers, or each encoded as a 20-byte digest
-// (bench/workloads/key_codec.hpp), for the maps built with digest keys (the dedup study's).
-enum class KeyType { u64, digest };
+// The structure's keys: the workload's 64-bit integers, or each encoded (bench/workloads/
+// key_codec.hpp) as a 20-byte digest (the dedup study's keys) or a byte string of 8 to 64 bytes,
+// for the maps built with such keys.
+enum class KeyType { u64, digest, bytes };
+constexpr std::string_view key_type_name(KeyType k) {
+  return k == KeyType::digest ? "digest" : k == KeyType::bytes ? "bytes" : "u64";
+}
 
 struct Config {
   std::string ds;
@@ -27,7 +32,7 @@ struct Config {
   double find_or_insert_pct = 0, assign_pct = 0;       // maps only (registry: map_operations)
   std::uint64_t rq_size = 100;
   KeyType keys = KeyType::u64;
-  std::string hash = "even";  // digest keys: the map's named hash (cdsbench/set/hash/hashes.hpp)
+  std::string hash = "even";  // other keys: the build's named hash (cdsbench/set/hash/hashes.hpp)
   std::uint64_t duration_ms = 1000;
   std::optional<std::uint64_t> ops;  // fixed op count for the update threads instead of a duration
   PrefillMode prefill = PrefillMode::steady;

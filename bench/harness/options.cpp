@@ -110,11 +110,16 @@ Config convert(const RawOptions& raw, const Registry& registry) {
   if (c.assign_pct > 0 && !entry->map_assign)
     throw UsageError{"--assign: structure '" + c.ds + "' has no linearizable assign; allowed: 0 for it"};
   if (raw.keys == "digest") c.keys = KeyType::digest;
-  else if (raw.keys != "u64") throw UsageError{"--keys: unknown key type '" + raw.keys + "'; allowed: u64, digest"};
-  if (c.keys == KeyType::digest && entry->digest_hashes.empty())
-    throw UsageError{"--keys: structure '" + c.ds + "' is not built with digest keys; allowed: u64 for it"};
+  else if (raw.keys == "bytes") c.keys = KeyType::bytes;
+  else if (raw.keys != "u64") throw UsageError{"--keys: unknown key type '" + raw.keys + "'; allowed: u64, digest, bytes"};
+  const auto built = entry->key_hashes.find(raw.keys);
+  if (c.keys != KeyType::u64 && built == entry->key_hashes.end()) {
+    std::vector<std::string> keys{"u64"};
+    for (const auto& [k, hashes] : entry->key_hashes) keys.push_back(k);
+    throw UsageError{"--keys: structure '" + c.ds + "' is not built with " + raw.keys + " keys; allowed: " + join(keys, ", ") + " for it"};
+  }
   if (!raw.hash.empty()) {
-    const std::vector<std::string> hashes = c.keys == KeyType::digest ? entry->digest_hashes : std::vector<std::string>{"even"};
+    const std::vector<std::string> hashes = c.keys == KeyType::u64 ? std::vector<std::string>{"even"} : built->second;
     if (std::find(hashes.begin(), hashes.end(), raw.hash) == hashes.end())
       throw UsageError{"--hash: '" + raw.hash + "' is not built for structure '" + c.ds + "' with --keys " + raw.keys +
                        "; allowed: " + join(hashes, ", ") + (c.keys == KeyType::u64 ? " (other hashes take --keys digest)" : "")};
@@ -200,8 +205,8 @@ Config convert(const RawOptions& raw, const Registry& registry) {
     throw UsageError{"--reclaimer/--allocator: " + c.reclaimer + "/" + c.allocator + " is not built for structure '" + c.ds +
                      "' in this build (sanitizer builds have the test variants only); allowed: " + join(pairs, ", ")};
   }
-  if (c.keys == KeyType::digest && !(Variant{c.reclaimer, c.allocator, fallback.test} == fallback))
-    throw UsageError{"--reclaimer/--allocator: structure '" + c.ds + "' has digest keys in its default variant only; allowed: " +
+  if (c.keys != KeyType::u64 && !(Variant{c.reclaimer, c.allocator, fallback.test} == fallback))
+    throw UsageError{"--reclaimer/--allocator: structure '" + c.ds + "' has " + raw.keys + " keys in its default variant only; allowed: " +
                      fallback.reclaimer + "/" + fallback.allocator};
   c.reclaim_eager = raw.reclaim_eager;
   if (raw.presize != "yes" && raw.presize != "no")
@@ -267,7 +272,9 @@ std::variant<Config, UsageError, HelpShown> parse_command_line(int argc, const c
   app.add_option("--find-or-insert", raw.find_or_insert, "Maps: find_or_insert rate (dedup's lookup), percent [0]");
   app.add_option("--assign", raw.assign, "Maps: assign rate (overwrite a present key's value), percent [0]");
   app.add_option("--rq-size", raw.rq_size, "Keys spanned by a range query [100]");
-  app.add_option("--keys", raw.keys, "Maps: u64 | digest (each key a 20-byte digest, as dedup's) [u64]");
+  app.add_option("--keys", raw.keys,
+                 "Maps: u64 | digest (each key a 20-byte digest, as dedup's) | bytes (each key a byte string of 8 to 64 "
+                 "bytes) [u64]");
   app.add_option("--hash", raw.hash, "Maps with digest keys: even | parsec3 | bytesum (see --list) [even]");
   app.add_option("--duration-ms", raw.duration_ms, "Measured phase length [1000]");
   app.add_option("--ops", raw.ops, "Run this many operations in all instead of a duration");

@@ -230,19 +230,22 @@ TrialOutcome run_variant_trial(const TrialContext& ctx) {
                       [&]<class V>() { return run_owned_trial<Workload<V, NoRecorder>>(ctx); });
 }
 
+// A trial of structure S whose operations are recorded for lincheck.
+template <template <class, class> class Workload, class S>
+RecordedHistory record_history_of(const TrialContext& ctx) {
+  const Config& c = ctx.config;
+  const std::size_t per_thread = c.ops ? *c.ops / c.threads + 1 : 1024;
+  Workload<S, HistoryRecorder> workload(ctx, HistoryRecorder(c.total_threads(), per_thread));
+  TrialOutcome outcome = run_trial(workload, ctx);
+  return RecordedHistory{std::move(outcome), workload.recorder()};
+}
+
 template <template <class, class> class Workload, class... Vs>
 RecordedHistory record_variant_history(const TrialContext& ctx) {
   using First = first_t<Vs...>;
   return with_variant(TypeList<Vs...>{}, ctx.config.reclaimer, ctx.config.allocator, [&]<class V>() -> RecordedHistory {
-    if constexpr (is_test_variant_of<V, First>) {
-      const Config& c = ctx.config;
-      const std::size_t per_thread = c.ops ? *c.ops / c.threads + 1 : 1024;
-      Workload<V, HistoryRecorder> workload(ctx, HistoryRecorder(c.total_threads(), per_thread));
-      TrialOutcome outcome = run_trial(workload, ctx);
-      return RecordedHistory{std::move(outcome), workload.recorder()};
-    } else {
-      not_a_test_variant<V>();
-    }
+    if constexpr (is_test_variant_of<V, First>) return record_history_of<Workload, V>(ctx);
+    else not_a_test_variant<V>();
   });
 }
 
@@ -271,42 +274,74 @@ inline constexpr bool is_type_list<TypeList<Ts...>> = true;
 template <class List>
 using variants_t = std::conditional_t<is_type_list<List>, List, TypeList<List>>;
 
-// A map template of (key, hash) built with digest keys and each named hash: the registration
-// line's second list (set_structure), for --keys digest --hash NAME; digest_keyed_but_bytesum
-// for a map that cannot hold many keys with one hash. The sanitizer trees build the even hash
-// only: the other hashes change which buckets fill, not the code that runs.
+// A map template of (key, hash) built with other keys than 64-bit integers: the registration
+// line's second list (set_structure). digest_keyed: 20-byte digests with each named hash, for
+// --keys digest --hash NAME (digest_keyed_but_bytesum for a map that cannot hold many keys with
+// one hash); byte_keyed: byte strings (std::string_view) with the even hash, for --keys bytes;
+// digest_and_byte_keyed: both. The sanitizer trees build the even hash only: the other hashes
+// change which buckets fill, not the code that runs.
 #if defined(CDSBENCH_TEST_VARIANTS_ONLY)
 template <template <class, class> class M>
 using digest_keyed = TypeList<M<Digest160, hash::Even>>;
 template <template <class, class> class M>
 using digest_keyed_but_bytesum = digest_keyed<M>;
+template <template <class, class> class M>
+using digest_and_byte_keyed = TypeList<M<Digest160, hash::Even>, M<std::string_view, hash::Even>>;
 #else
 template <template <class, class> class M>
 using digest_keyed = TypeList<M<Digest160, hash::Even>, M<Digest160, hash::Parsec3>, M<Digest160, hash::ByteSum>>;
 template <template <class, class> class M>
 using digest_keyed_but_bytesum = TypeList<M<Digest160, hash::Even>, M<Digest160, hash::Parsec3>>;
+template <template <class, class> class M>
+using digest_and_byte_keyed = TypeList<M<Digest160, hash::Even>, M<Digest160, hash::Parsec3>, M<Digest160, hash::ByteSum>,
+                                       M<std::string_view, hash::Even>>;
 #endif
+template <template <class, class> class M>
+using byte_keyed = TypeList<M<std::string_view, hash::Even>>;
+
+// The --keys value of a build's key type.
+template <class Key>
+constexpr KeyType key_type_of() {
+  if constexpr (std::same_as<Key, Digest160>) return KeyType::digest;
+  else if constexpr (std::same_as<Key, std::string_view>) return KeyType::bytes;
+  else return KeyType::u64;
+}
 
 namespace detail {
-// The set workload's trial: the variant the context names, or with digest keys the build
-// with its hash.
-template <class Variants, class Digests>
+// The set workload's trial: the variant the context names, or with other keys the build with
+// those keys and its hash.
+template <class Variants, class Keyed>
 struct SetTrial;
 template <class... Vs, class... Ds>
 struct SetTrial<TypeList<Vs...>, TypeList<Ds...>> {
   static TrialOutcome run(const TrialContext& ctx) {
-    if constexpr (sizeof...(Ds) > 0) {
-      if (ctx.config.keys == KeyType::digest) {
-        std::optional<TrialOutcome> out;
-        auto visit = [&]<class D>() {
-          if (!out && ctx.config.hash == D::hash_type::name) out.emplace(run_owned_trial<SetWorkload<D, NoRecorder>>(ctx));
-        };
-        (visit.template operator()<Ds>(), ...);
-        if (!out) throw std::logic_error("no digest-keyed build with the hash --hash names (the command line should have refused it)");
-        return std::move(*out);
-      }
-    }
+    if (ctx.config.keys != KeyType::u64) return with_keyed_build<TrialOutcome>(ctx, [&]<class D>() { return run_owned_trial<SetWorkload<D, NoRecorder>>(ctx); });
     return run_variant_trial<SetWorkload, Vs...>(ctx);
+  }
+  static RecordedHistory record(const TrialContext& ctx) {
+    // Histories with other keys: byte strings only (their code paths differ: key copies, Feldman's
+    // overflow chains, the probe map's key blobs; digests only change the hash's input).
+    if (ctx.config.keys == KeyType::bytes)
+      return with_keyed_build<RecordedHistory>(ctx, [&]<class D>() -> RecordedHistory {
+        if constexpr (key_type_of<typename D::key_type>() == KeyType::bytes) return record_history_of<SetWorkload, D>(ctx);
+        else throw std::logic_error("histories are recorded with byte-string keys only");
+      });
+    if (ctx.config.keys != KeyType::u64) throw std::logic_error("histories are recorded with 64-bit or byte-string keys only");
+    return record_variant_history<SetWorkload, Vs...>(ctx);
+  }
+
+ private:
+  // fn.template operator()<D>() for the build D with the keys and hash the context names.
+  template <class Result, class Fn>
+  static Result with_keyed_build(const TrialContext& ctx, Fn fn) {
+    std::optional<Result> out;
+    auto visit = [&]<class D>() {
+      if (!out && ctx.config.keys == key_type_of<typename D::key_type>() && ctx.config.hash == D::hash_type::name)
+        out.emplace(fn.template operator()<D>());
+    };
+    (visit.template operator()<Ds>(), ...);
+    if (!out) throw std::logic_error("no build with the keys and hash --keys and --hash name (the command line should have refused it)");
+    return std::move(*out);
   }
 };
 
@@ -321,10 +356,10 @@ StructureEntry set_entry(TypeList<Vs...> list, TypeList<Ds...>, About about) {
   e.search_depths = HasSearchDepths<First>;
   e.concurrent_erase = erases_concurrently<First>;
   e.run_trial = &SetTrial<TypeList<Vs...>, TypeList<Ds...>>::run;
-  e.digest_hashes = {std::string(Ds::hash_type::name)...};
+  (e.key_hashes[std::string(key_type_name(key_type_of<typename Ds::key_type>()))].push_back(std::string(Ds::hash_type::name)), ...);
   if constexpr (stores_keys<First>) {
     e.model = ConcurrentMap<First> ? "map" : "set";
-    e.record_history = &record_variant_history<SetWorkload, Vs...>;
+    e.record_history = &SetTrial<TypeList<Vs...>, TypeList<Ds...>>::record;
     e.differential = [](const DifferentialRun& run) {
       return differential_of(TypeList<Vs...>{}, run, []<class V>(const DifferentialRun& r) { return set_differential<V>(r); });
     };
@@ -335,11 +370,11 @@ StructureEntry set_entry(TypeList<Vs...> list, TypeList<Ds...>, About about) {
 
 // A set (or a map run as a set) measured by the set workload. Every variant can be
 // measured; history recording and the differential test exist for the test variants only.
-// A map may add its digest-keyed builds (digest_keyed), measured by the same workload with
-// encoded keys (--keys digest), through the default variant's reclaimer and allocator.
-template <class List, class Digests = TypeList<>>
+// A map may add builds with other keys (digest_keyed, byte_keyed), measured by the same workload
+// with encoded keys (--keys digest|bytes), through the default variant's reclaimer and allocator.
+template <class List, class Keyed = TypeList<>>
 StructureEntry set_structure(About about) {
-  return detail::set_entry(variants_t<List>{}, Digests{}, std::move(about));
+  return detail::set_entry(variants_t<List>{}, Keyed{}, std::move(about));
 }
 
 namespace detail {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -87,9 +88,10 @@ struct StructureEntry {
   bool range_queries = false;
   bool map_operations = false;  // a ConcurrentMap: find, find_or_insert (--find-or-insert)
   bool map_assign = false;      // and a linearizable assign (HasAssign: --assign)
-  // Maps also built with digest keys (--keys digest): the named hashes built for them, each
-  // with the default variant's reclaimer and allocator; empty: 64-bit keys only.
-  std::vector<std::string> digest_hashes;
+  // Maps also built with other keys: for each --keys value ("digest", "bytes"), the named
+  // hashes built with it, each with the default variant's reclaimer and allocator; empty:
+  // 64-bit keys only.
+  std::map<std::string, std::vector<std::string>> key_hashes;
   bool search_depths = false;  // reports search_depth_mean/max (trees)
   // False for a structure whose erase must not run beside other operations (a peer:
   // oneTBB's concurrent_map): deletes are refused with more than one thread; lincheck and

@@ -30,11 +30,12 @@ template <class R> using MichaelMap = MichaelHashMap<R>;
 template <class R> using SplitOrdered = SplitOrderedMap<R>;
 template <class R> using FeldmanWaitFree = FeldmanWaitFreeMap<R>;
 template <class R> using SeqlockProbe = SeqlockProbeMap<R>;
-// The maps with digest keys and a named hash (digest_keyed), through their default variant.
+// The maps with other keys and a named hash (digest_keyed, byte_keyed), through their default variant.
 template <class K, class H> using DedupChainingDigest = DedupChainingMap<K, std::uint64_t, H>;
 template <class K, class H> using MichaelDigest = MichaelHashMap<reclaim::EpochBased<>, K, std::uint64_t, H>;
 template <class K, class H> using SplitOrderedDigest = SplitOrderedMap<reclaim::EpochBased<>, K, std::uint64_t, H>;
 template <class K, class H> using FeldmanWaitFreeDigest = FeldmanWaitFreeMap<reclaim::EpochBased<>, K, std::uint64_t, H>;
+template <class K, class H> using SeqlockProbeBytes = SeqlockProbeMap<reclaim::EpochBased<>, K, H>;
 }  // namespace
 
 using enum StructureKind;
@@ -89,24 +90,26 @@ void add_structures(RegistryShard& shard) {
                       "per-node locks, routing nodes; restarts from the root"}));
 
   // ---- hash maps (set/hash/): run by the set workload with their values --------------------
-  CDSB_REGISTER(set_structure<DedupChainingMap<>, digest_keyed<DedupChainingDigest>>(
+  CDSB_REGISTER(set_structure<DedupChainingMap<>, digest_and_byte_keyed<DedupChainingDigest>>(
       {.name = "dedup_chaining_map", .kind = unordered_map,
        .description = "PARSEC 3.0 dedup's hash table (the dedup study's baseline): fixed prime bucket count, chaining, "
                       "a mutex per bucket around each operation"}));
-  CDSB_REGISTER(set_structure<variant_axes<MichaelMap, AllReclaimers, AllocationPolicies>, digest_keyed<MichaelDigest>>(
+  CDSB_REGISTER(set_structure<variant_axes<MichaelMap, AllReclaimers, AllocationPolicies>, digest_and_byte_keyed<MichaelDigest>>(
       {.name = "michael_hash_map", .kind = unordered_map,
        .description = "Michael's lock-free hash map (SPAA 2002): a fixed power-of-two array of Harris-Michael lists"}));
-  CDSB_REGISTER(set_structure<variant_axes<SplitOrdered, AllReclaimers, AllocationPolicies>, digest_keyed<SplitOrderedDigest>>(
+  CDSB_REGISTER(set_structure<variant_axes<SplitOrdered, AllReclaimers, AllocationPolicies>, digest_and_byte_keyed<SplitOrderedDigest>>(
       {.name = "split_ordered_map", .kind = unordered_map,
        .description = "Shalev-Shavit split-ordered lists (PODC 2003): one lock-free list in bit-reversed hash order, "
                       "buckets as sentinels into it; resizable without moving items"}));
   CDSB_REGISTER(set_structure<variant_axes<FeldmanWaitFree, WholeOperationReclaimers, AllocationPolicies>,
-                              digest_keyed<FeldmanWaitFreeDigest>>(
+                              digest_and_byte_keyed<FeldmanWaitFreeDigest>>(
       {.name = "feldman_wait_free_map", .kind = unordered_map,
        .description = "Feldman-LaBorde-Dechev wait-free hash map (SAMOS 2013, IJPP 2017): a tree of arrays indexed by "
-                      "the key's hash then its own bits; fail counters, frozen slots expanded; every operation bounded"}));
+                      "the key's hash then its own bits; fail counters, frozen slots expanded; every operation bounded (byte-string "
+                      "keys: overflow chains at the deepest level, lock-free)"}));
   // Its allocation policy serves only its table headers (the buckets are one array): no allocator axis.
-  CDSB_REGISTER(set_structure<variant_matrix<SeqlockProbe, WholeOperationReclaimers, AllocatorList<SystemAllocator>>>(
+  CDSB_REGISTER(set_structure<variant_matrix<SeqlockProbe, WholeOperationReclaimers, AllocatorList<SystemAllocator>>,
+                              byte_keyed<SeqlockProbeBytes>>(
       {.name = "seqlock_probe_map", .kind = unordered_map,
        .description = "ours, built to be the fastest: open addressing over 64-byte buckets of 3 inline entries, finds "
                       "validated by a per-bucket seqlock (they write nothing), updates under bucket locks, doubling "

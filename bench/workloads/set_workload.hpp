@@ -67,7 +67,7 @@ constexpr bool erases_concurrently = erases_concurrently_of<S>();
 // coordination, the prefill report and the quiescent validation. SetWorkload<S> adds the
 // structure's calls: the measured step, the prefill's inserts and deletes, and the hooks
 // through which validation reads the quiescent structure. Keys are 64-bit here; a structure
-// with another key type gets them encoded (KeyCodec: narrower integers, digests).
+// with another key type gets them encoded (KeyCodec: narrower integers, digests, byte strings).
 class SetWorkloadCore {
  public:
   static constexpr int op_type_count = 6;
@@ -227,7 +227,8 @@ class SetWorkload final : public SetWorkloadCore {
   // One measured operation.
   int step(int tid, ThreadState& st) {
     const auto [op, k] = draw<drawn_types>(st);
-    const Key key = Codec::encode(k);  // what the structure sees; k is what the counts see
+    const auto encoded = Codec::encode(k);  // what the structure sees; k is what the counts see
+    const Key key = encoded;                // (a byte string: a view of `encoded`)
     std::uint64_t call_ns = 0;
     if constexpr (Recorder::enabled) call_ns = call_stamp_ns();
     bool ok;

@@ -51,6 +51,8 @@ SHORT = ["--threads", "2", "--key-range", "2000", "--duration-ms", "100", "--pin
         (["--ds", "michael_hash_map", "--keys", "sha1"], "--keys"),
         (["--ds", "michael_hash_map", "--hash", "bytesum"], "--hash"),
         (["--ds", "michael_hash_map", "--keys", "digest", "--hash", "crc32"], "--hash"),
+        (["--ds", "harris_michael_list", "--keys", "bytes"], "--keys"),
+        (["--ds", "seqlock_probe_map", "--keys", "bytes", "--hash", "parsec3"], "--hash"),
         (["--ds", "michael_hash_map", "--keys", "digest", "--reclaimer", "hp"], "--reclaimer"),
         (["--ds", "seqlock_probe_map", "--presize", "maybe"], "--presize"),
     ],
@@ -403,14 +405,30 @@ def test_a_structure_too_large_for_memory_is_a_one_line_error():
     assert line.startswith("cdsbench: error: out of memory building 'michael_hash_map' for --key-range "), line
 
 
+def test_byte_string_keys_run_in_every_map_of_ours():
+    """Byte-string keys (8 to 64 bytes each): every map of ours is built with them and runs the
+    map mix, and its trial validates (keys decoded back, sums and values checked)."""
+    byte_maps = {s["name"]: s for s in structures() if "bytes" in s["key_hashes"]}
+    assert {"dedup_chaining_map", "michael_hash_map", "split_ordered_map", "feldman_wait_free_map",
+            "seqlock_probe_map"} <= set(byte_maps)
+    for name, s in byte_maps.items():
+        assert s["key_hashes"]["bytes"] == ["even"], name
+        code, out, err = run("cdsbench", "--ds", name, "--keys", "bytes", "--insert", "20", "--delete", "20",
+                             "--find-or-insert", "10", "--assign", "10", "--threads", "2", "--key-range", "5000",
+                             "--ops", "40000", "--pin", "none")
+        header, trial, summary = parse_kv(out)
+        assert code == 0 and summary["result"] == "PASS", (name, err)
+        assert header["keys"] == "bytes", name
+
+
 def test_digest_keys_run_every_named_hash_and_bytesum_crowds_the_buckets():
     """The dedup study's synthetic mix on digest keys: every map built with digest keys runs
     (and validates) with each of its hashes; PARSEC's table shows bytesum's clustering."""
-    digest_maps = [s for s in structures() if s["digest_hashes"]]
+    digest_maps = [s for s in structures() if s["key_hashes"].get("digest", [])]
     assert {"dedup_chaining_map", "feldman_wait_free_map", "tbb.concurrent_hash_map"} <= {s["name"] for s in digest_maps}
     used = {}
     for s in digest_maps:
-        for h in s["digest_hashes"]:
+        for h in s["key_hashes"].get("digest", []):
             code, out, err = run("cdsbench", "--ds", s["name"], "--keys", "digest", "--hash", h, "--insert", "16",
                                  "--delete", "0", "--prefill", "none", "--threads", "2", "--key-range", "20000",
                                  "--ops", "60000", "--pin", "none")

@@ -211,7 +211,7 @@ def test_bst_bad_settings_are_one_line_exit_2(tmp_path):
 def test_hash_plans_its_three_parts_from_the_registry(clean_env):
     maps = [s for s in structures() if s["kind"] == "unordered_map"]
     registry = {s["name"]: s for s in maps}
-    digest = [s["name"] for s in maps if s["digest_hashes"]]
+    digest = [s["name"] for s in maps if s["key_hashes"].get("digest", [])]
     plan = plan_of("hash")
     assert plan.grid["part"] == ["maps", "memory", "synthetic"] and plan.grid["ds"] == [s["name"] for s in maps]
     by_part = {part: [p for p in plan.points if p["part"] == part] for part in plan.grid["part"]}
@@ -219,8 +219,8 @@ def test_hash_plans_its_three_parts_from_the_registry(clean_env):
     # thread-safe erase has no update points beside other threads (2 x 2 x 2 x 2 fewer).
     assert len(by_part["maps"]) == sum(36 if s["concurrent_erase"] else 36 - 16 for s in maps)
     assert [p["ds"] for p in by_part["memory"]] == [s["name"] for s in maps]
-    assert Counter(p["ds"] for p in by_part["synthetic"]) == {s["name"]: 3 * len(s["digest_hashes"]) for s in maps
-                                                              if s["digest_hashes"]}
+    assert Counter(p["ds"] for p in by_part["synthetic"]) == {s["name"]: 3 * len(s["key_hashes"].get("digest", [])) for s in maps
+                                                              if s["key_hashes"].get("digest", [])}
     assert {"dedup_chaining_map", "feldman_wait_free_map", "tbb.concurrent_hash_map"} <= set(digest)
     assert len(plan.runs) == 5 * len(plan.points)
     for run in plan.runs:
@@ -236,7 +236,7 @@ def test_hash_plans_its_three_parts_from_the_registry(clean_env):
         else:
             assert (o["--keys"], o["--key-range"], o["--ops"], o["--insert"], o["--delete"], o["--prefill"]) == \
                 ("digest", "2400000", "15000000", "16", "0", "none")
-            assert o["--hash"] in registry[p["ds"]]["digest_hashes"]
+            assert o["--hash"] in registry[p["ds"]]["key_hashes"].get("digest", [])
 
 
 @pytest.fixture(scope="module")

@@ -18,15 +18,21 @@
 // to an insert later erased reports that key present (one CAS, no retry); an assign whose node
 // was moved down by an expansion follows it and writes there.
 //
+// The wait-free map's overflow chains (byte-string keys with equal hashes): an erase whose chain
+// changed before its CAS rebuilds from the new head and keeps the tail; an insert that lost its
+// CAS points its node at the new head.
+//
 // The seqlock map: a find that read a key whose slot is then given to another key reads the
 // bucket again (else it would return the other key's value); a doubling that meets a home
 // bucket held by an insert waits for it, and keeps the key that insert adds.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cdsbench/reclaim/ebr.hpp"
@@ -469,6 +475,100 @@ TEST(ScriptedFeldmanWaitFreeMapMutants, CatchesAnAssignThatFailsWhenOvertaken) {
             "the overtaken assign returned false although 1 was present throughout");
 }
 
+// ---- the wait-free map's overflow chains (byte-string keys whose hashes are equal) --------
+
+// Every byte string hashes alike: all keys share one chain at the deepest level.
+struct SameHash {
+  std::uint64_t operator()(std::string_view) const { return 0x5a5a012345678900ULL; }
+};
+
+// The keys of a byte-keyed map, sorted, as "{a b c}".
+template <class Map>
+std::string byte_keys_of(const Map& map) {
+  std::vector<std::string> keys;
+  map.for_each_key([&](std::string_view k) { keys.emplace_back(k); });
+  std::sort(keys.begin(), keys.end());
+  std::string s = "{";
+  for (const std::string& k : keys) {
+    if (s.size() > 1) s += ' ';
+    s += k;
+  }
+  return s += '}';
+}
+
+// The chain is c -> b -> a (each insert prepends). Actor 1's erase(b) is parked with its new
+// chain built (a copy of c, then a, the tail it shares); the test's thread inserts d. Released,
+// the erase's CAS fails on d's head: it frees its copies and rebuilds from d. The tail must be
+// kept: a is still present after.
+template <class Map>
+std::string chain_erase_rebuilds_after_an_insert() {
+  Map map(2, ReclaimOptions{.eager = true}, SizeHint{1});
+  for (std::string_view k : {"a", "b", "c"}) map.insert(0, k, 1);
+  bool erased = false;
+  {
+    Script script;
+    const auto built = script.park_at("fwf.chain.rewrite", 1);
+    script.spawn(1, [&] { erased = map.erase(1, "b"); });
+    script.wait_parked(built);
+    if (!map.insert(0, "d", 2)) return "insert of d failed while the erase was parked";
+    script.release(built);
+    script.join(1);
+  }
+  if (!erased) return "erase(b) returned false";
+  if (const std::string got = byte_keys_of(map); got != "{a c d}") return "keys " + got;
+  return map.check_invariants();
+}
+
+// The chain is a. Actor 1's insert(x) is parked with its node pointing at a; the test's thread
+// inserts y (y -> a). Released, the CAS fails on y's head: the retry must point x at y.
+template <class Map>
+std::string chain_insert_retries_from_the_new_head() {
+  Map map(2, ReclaimOptions{.eager = true}, SizeHint{1});
+  map.insert(0, "a", 1);
+  bool inserted = false;
+  {
+    Script script;
+    const auto ready = script.park_at("fwf.insert.chain", 1);
+    script.spawn(1, [&] { inserted = map.insert(1, "x", 2); });
+    script.wait_parked(ready);
+    if (!map.insert(0, "y", 3)) return "insert of y failed while the insert of x was parked";
+    script.release(ready);
+    script.join(1);
+  }
+  if (!inserted) return "insert(x) returned false";
+  if (const std::string got = byte_keys_of(map); got != "{a x y}") return "keys " + got;
+  return map.check_invariants();
+}
+
+template <class Map>
+class ScriptedFeldmanOverflowChains : public ::testing::Test {};
+using FeldmanByteMaps = ::testing::Types<FeldmanWaitFreeMap<NoReclaim<Q>, std::string_view, std::uint64_t, SameHash>,
+                                         FeldmanWaitFreeMap<EpochBased<Q>, std::string_view, std::uint64_t, SameHash>>;
+TYPED_TEST_SUITE(ScriptedFeldmanOverflowChains, FeldmanByteMaps);
+
+TYPED_TEST(ScriptedFeldmanOverflowChains, AnEraseOvertakenByAnInsertRebuildsAndKeepsTheTail) {
+  Q::reset_leaks();
+  EXPECT_EQ(chain_erase_rebuilds_after_an_insert<TypeParam>(), "");
+  EXPECT_EQ(Q::leaked(), 0);
+}
+TYPED_TEST(ScriptedFeldmanOverflowChains, AnInsertOvertakenByAnotherRetriesFromTheNewHead) {
+  Q::reset_leaks();
+  EXPECT_EQ(chain_insert_retries_from_the_new_head<TypeParam>(), "");
+  EXPECT_EQ(Q::leaked(), 0);
+}
+
+// The seeded bugs: a rewrite that drops the chain's tail, an insert that retries with the head
+// it first read.
+using FeldmanBytes = FeldmanWaitFreeMap<EpochBased<Q>, std::string_view, std::uint64_t, SameHash>;
+TEST(ScriptedFeldmanOverflowChainsMutants, CatchesARewriteThatDropsTheTail) {
+  Mutant bug("fwf.chain_rewrite_drops_tail");
+  EXPECT_EQ(chain_erase_rebuilds_after_an_insert<FeldmanBytes>(), "keys {c d}");
+}
+TEST(ScriptedFeldmanOverflowChainsMutants, CatchesAnInsertThatKeepsAStaleNext) {
+  Mutant bug("fwf.chain_insert_keeps_stale_next");
+  EXPECT_EQ(chain_insert_retries_from_the_new_head<FeldmanBytes>(), "keys {a x}");
+}
+
 // ---- the seqlock map ----------------------------------------------------------------------
 
 // Actor 1's find(1) is parked with key 1 matched in its slot, its value not yet read. The test's
@@ -533,7 +633,7 @@ std::string doubling_waits_for_a_held_bucket() {
 
 template <class Map>
 class ScriptedSeqlockProbeMap : public ::testing::Test {};
-using SeqlockMaps = ::testing::Types<SeqlockProbeMap<NoReclaim<Q>, IdentityHash>, SeqlockProbeMap<EpochBased<Q>, IdentityHash>>;
+using SeqlockMaps = ::testing::Types<SeqlockProbeMap<NoReclaim<Q>, std::uint64_t, IdentityHash>, SeqlockProbeMap<EpochBased<Q>, std::uint64_t, IdentityHash>>;
 TYPED_TEST_SUITE(ScriptedSeqlockProbeMap, SeqlockMaps);
 
 TYPED_TEST(ScriptedSeqlockProbeMap, AFindRereadsABucketChangedUnderIt) {
@@ -551,7 +651,7 @@ TYPED_TEST(ScriptedSeqlockProbeMap, ADoublingWaitsForAHeldBucketAndKeepsItsKey) 
 // The seeded bug: a find that does not check the version again returns a torn read.
 TEST(ScriptedSeqlockProbeMapMutants, CatchesAFindThatSkipsValidation) {
   Mutant bug("spm.find_skips_validation");
-  EXPECT_EQ((find_rereads_a_bucket_changed_under_it<SeqlockProbeMap<EpochBased<Q>, IdentityHash>>()),
+  EXPECT_EQ((find_rereads_a_bucket_changed_under_it<SeqlockProbeMap<EpochBased<Q>, std::uint64_t, IdentityHash>>()),
             "find(1) returned 170 after 1 was erased and 17 took its slot");
 }
 

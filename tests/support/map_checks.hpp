@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -17,15 +18,18 @@
 namespace cdsb::testing {
 
 // `ops` random operations (insert, erase, find_or_insert, assign, find) by thread 0, key k =
-// key_of(r) for a random r, each result compared with std::map's; then the map's invariants
-// and its entries. Use inside ASSERT_NO_FATAL_FAILURE.
+// key_of(r) for a random r (an integer, or a std::string for a byte-keyed map), each result
+// compared with std::map's; then the map's invariants and its entries, each held once. Use
+// inside ASSERT_NO_FATAL_FAILURE.
 template <class Map, class KeyOf>
 void matches_std_map(Map& map, KeyOf key_of, int ops, std::uint64_t seed) {
-  std::map<std::uint64_t, std::uint64_t> model;
+  using Key = std::decay_t<decltype(key_of(std::uint64_t{}))>;
+  std::map<Key, std::uint64_t> model;
   Xoshiro256StarStar rng;
   rng.seed(seed);
   for (int i = 0; i < ops; ++i) {
-    const std::uint64_t r = rng.next(), k = key_of(r >> 8), v = r >> 20;
+    const std::uint64_t r = rng.next(), v = r >> 20;
+    const Key k = key_of(r >> 8);
     switch (r % 5) {
       case 0: ASSERT_EQ(map.insert(0, k, v), model.emplace(k, v).second) << "op " << i; break;
       case 1: ASSERT_EQ(map.erase(0, k), model.erase(k) == 1) << "op " << i; break;
@@ -47,8 +51,8 @@ void matches_std_map(Map& map, KeyOf key_of, int ops, std::uint64_t seed) {
     }
   }
   ASSERT_EQ(map.check_invariants(), "");
-  std::map<std::uint64_t, std::uint64_t> held;
-  map.for_each_entry([&](std::uint64_t k, std::uint64_t v) { held.emplace(k, v); });
+  std::map<Key, std::uint64_t> held;
+  map.for_each_entry([&](const auto& k, std::uint64_t v) { EXPECT_TRUE(held.emplace(k, v).second) << "a key held twice"; });
   EXPECT_EQ(held, model);
 }
 

@@ -9,7 +9,8 @@
 // requested minimum: dedup asks for 65,536 and gets 98,317 (the default here); the harness asks
 // for its expected key count (SizeHint). The bucket index is PARSEC's: the user hash's low 32
 // bits, spread by the supplemental hash PARSEC took from Java 1.4's HashMap, modulo the prime.
-// A search compares the stored 32-bit hash before the key, as PARSEC's does.
+// A search compares the stored 32-bit hash before the key, as PARSEC's does. Keys: 64-bit
+// integers, digests, or byte strings (an entry keeps a copy: set/stored_key.hpp).
 //
 // Every operation takes its bucket's mutex (std::mutex, i.e. the same pthread mutex) for its
 // whole length, searches included (dedup searches under the lock too): each is linearizable
@@ -29,13 +30,15 @@
 #include "cdsbench/platform/user_stats.hpp"
 #include "cdsbench/set/concepts.hpp"
 #include "cdsbench/set/hash/hashes.hpp"
+#include "cdsbench/set/stored_key.hpp"
 
 namespace cdsb {
 
 template <class Key = std::uint64_t, class Value = std::uint64_t, class Hash = hash::Even>
 class DedupChainingMap {
   struct Entry {
-    Key key;
+    Entry(const Key& k, const Value& v, std::uint32_t h, Entry* n) : key(k), value(v), hash(h), next(n) {}
+    const stored_key_t<Key> key;  // a byte string's own copy (stored_key.hpp)
     Value value;
     std::uint32_t hash;
     Entry* next;
@@ -89,7 +92,7 @@ class DedupChainingMap {
     {
       std::lock_guard lock(locks_[index_of(h)]);
       for (Entry** link = &heads_[index_of(h)]; *link; link = &(*link)->next)
-        if ((*link)->hash == h && (*link)->key == key) {
+        if ((*link)->hash == h && key_of(**link) == key) {
           removed = std::exchange(*link, (*link)->next);
           break;
         }
@@ -131,7 +134,7 @@ class DedupChainingMap {
   template <class Fn>
   void for_each_entry(Fn&& fn) const {
     for (std::uint32_t b = 0; b < buckets_; ++b)
-      for (const Entry* e = heads_[b]; e; e = e->next) fn(e->key, e->value);
+      for (const Entry* e = heads_[b]; e; e = e->next) fn(key_of(*e), e->value);
   }
   template <class Fn>
   void for_each_key(Fn&& fn) const {
@@ -142,7 +145,7 @@ class DedupChainingMap {
   std::string check_invariants() const {
     for (std::uint32_t b = 0; b < buckets_; ++b)
       for (const Entry* e = heads_[b]; e; e = e->next) {
-        const std::uint32_t h = hash_of(e->key);
+        const std::uint32_t h = hash_of(key_of(*e));
         if (e->hash != h) return "bucket " + std::to_string(b) + " holds an entry with a stale hash";
         if (index_of(h) != b)
           return "bucket " + std::to_string(b) + " holds a key of bucket " + std::to_string(index_of(h));
@@ -177,12 +180,13 @@ class DedupChainingMap {
 
   Entry* search(std::uint32_t h, const Key& key) const {
     for (Entry* e = heads_[index_of(h)]; e; e = e->next)
-      if (e->hash == h && e->key == key) return e;
+      if (e->hash == h && key_of(*e) == key) return e;
     return nullptr;
   }
   void push(std::uint32_t h, const Key& key, const Value& value) {
-    heads_[index_of(h)] = new Entry{key, value, h, heads_[index_of(h)]};
+    heads_[index_of(h)] = new Entry(key, value, h, heads_[index_of(h)]);
   }
+  static decltype(auto) key_of(const Entry& e) { return KeyStorage<Key>::view(e.key); }
 
   const std::uint32_t buckets_;
   const std::unique_ptr<Entry*[]> heads_;

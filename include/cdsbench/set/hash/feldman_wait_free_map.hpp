@@ -18,6 +18,16 @@
 //   A | ARRAY         a child array: final (a stray MARK on it means nothing)
 //   DEL, D | DEL      deepest level only: empty (how its arrays start), or D erased (dead)
 //
+// Byte-string keys (Key = std::string_view) have no fixed bits to end the path: their path is
+// the 64-bit hash alone, so two keys whose hashes are equal (for `even`, SipHash, only by
+// chance or by a client who knows the seed) meet at the deepest level, whose slot then holds an
+// overflow chain: 0, or an immutable list of nodes (DEL unused). Insert prepends its node with
+// one CAS; erase and assign CAS in a new list (the nodes before the key's copied, the key's
+// node left out or replaced) and retire the nodes replaced (rewrite_chain). These are
+// lock-free, not wait-free: a CAS fails only because another update of the chain succeeded.
+// The bound below is stated for fixed-size keys; with byte strings it bounds the levels above
+// the deepest.
+//
 // Operations walk from the head. At a level above the deepest: insert CASes an empty slot to
 // its node, or, meeting another key's node, expands the slot: a new array holding that node at
 // its next-level index, CASed in place of the node (the node moves down, same pointer);
@@ -95,26 +105,35 @@
 #include "cdsbench/reclaim/reclaimer.hpp"
 #include "cdsbench/set/concepts.hpp"
 #include "cdsbench/set/hash/hashes.hpp"
+#include "cdsbench/set/stored_key.hpp"
 
 namespace cdsb {
 
 template <reclaim::WholeOperationReclaimer R, class Key = std::uint64_t, class Value = std::uint64_t, class Hash = hash::Even>
-  requires std::has_unique_object_representations_v<Key> && std::is_trivially_copyable_v<Value>
+  requires(std::has_unique_object_representations_v<Key> || is_byte_string_key<Key>) && std::is_trivially_copyable_v<Value>
 class FeldmanWaitFreeMap {
   using Word = std::uintptr_t;
   using Slot = std::atomic<Word>;
   static constexpr Word mark_bit = 1, array_bit = 2, del_bit = 4, tag_bits = 7;
 
+  // Byte-string keys: the path is the hash alone, and the deepest level holds overflow chains.
+  static constexpr bool overflow = is_byte_string_key<Key>;
+  struct NoNext {};
+
   struct DataNode : R::NodeBase {
-    DataNode(const Key& k, const Value& v) : key(k), value(v) {}
-    const Key key;
+    DataNode(const Key& k, const Value& v, const DataNode* n = nullptr) : key(k), value(v) {
+      if constexpr (overflow) next = n;
+    }
+    const stored_key_t<Key> key;  // a byte string's own copy (stored_key.hpp)
     const Value value;
+    // Overflow chains only: the next node of the chain, written before the node is published.
+    [[no_unique_address]] std::conditional_t<overflow, const DataNode*, NoNext> next{};
   };
   static_assert(alignof(DataNode) > tag_bits);
 
-  // A key's path: its hash, then its own bits.
-  static constexpr int path_words = 1 + static_cast<int>((sizeof(Key) + 7) / 8);
-  static constexpr int path_bits = 64 + 8 * static_cast<int>(sizeof(Key));
+  // A key's path: its hash, then (fixed-size keys) its own bits.
+  static constexpr int path_words = overflow ? 1 : 1 + static_cast<int>((sizeof(Key) + 7) / 8);
+  static constexpr int path_bits = overflow ? 64 : 64 + 8 * static_cast<int>(sizeof(Key));
   using Path = std::array<std::uint64_t, path_words>;
 
  public:
@@ -143,8 +162,13 @@ class FeldmanWaitFreeMap {
 
   ~FeldmanWaitFreeMap() { free_array(head_, 0); }
 
-  // The most iterations of the slot loop any operation may take (see the top of the file).
-  int steps_bound() const { return deepest_ * (max_failures + 1) + 2; }
+  // The most iterations of the slot loop any operation may take (see the top of the file):
+  // fixed-size keys only (an overflow chain's updates are lock-free).
+  int steps_bound() const
+    requires(!overflow)
+  {
+    return deepest_ * (max_failures + 1) + 2;
+  }
   int head_bits() const { return head_bits_; }
   int deepest_level() const { return deepest_; }
 
@@ -166,8 +190,8 @@ class FeldmanWaitFreeMap {
       }
       done(tid, steps);
       if (is_dead(w, level)) return std::nullopt;
-      const DataNode* n = node_of(w);
-      if (n == nullptr || n->key != key) return std::nullopt;
+      const DataNode* n = holding(w, key);
+      if (n == nullptr) return std::nullopt;
       return n->value;
     }
   }
@@ -181,6 +205,11 @@ class FeldmanWaitFreeMap {
     int steps = 0;
     for (int level = 0;; ++level) {
       Slot& slot = slot_at(array, path, level);
+      if (overflow && level == deepest_) {
+        const bool erased = rewrite_chain(tid, slot, key, nullptr, steps);
+        done(tid, steps);
+        return erased;
+      }
       if (level == deepest_) {
         ++steps;
         CDSB_INTERLEAVE("fwf.erase.deepest");
@@ -195,7 +224,7 @@ class FeldmanWaitFreeMap {
         ++steps;
         if (settle(tid, slot, w, level, failures)) break;  // the slot holds an array: descend
         DataNode* n = node_of(w);
-        if (n == nullptr || n->key != key) return done(tid, steps), false;
+        if (n == nullptr || key_of(*n) != key) return done(tid, steps), false;
         CDSB_INTERLEAVE("fwf.erase.found");
         if (slot.compare_exchange_strong(w, 0, std::memory_order_acq_rel, std::memory_order_acquire)) {
           reclaimer_.retire(tid, n);
@@ -219,13 +248,14 @@ class FeldmanWaitFreeMap {
     };
     for (int level = 0;; ++level) {
       Slot& slot = slot_at(array, path, level);
+      if (overflow && level == deepest_) return finish(rewrite_chain(tid, slot, key, &value, steps));
       Word w = slot.load(std::memory_order_acquire);
       for (int failures = 0;; ++failures) {
         ++steps;
         if (level < deepest_ && settle(tid, slot, w, level, failures)) break;
         if (is_dead(w, level)) return finish(false);
         DataNode* n = node_of(w);
-        if (n == nullptr || n->key != key) return finish(false);
+        if (n == nullptr || key_of(*n) != key) return finish(false);
         if (!fresh) fresh = reclaimer_.template allocate<DataNode>(tid, key, value);
         CDSB_INTERLEAVE("fwf.assign.found");
         if (slot.compare_exchange_strong(w, reinterpret_cast<Word>(fresh), std::memory_order_acq_rel,
@@ -246,16 +276,16 @@ class FeldmanWaitFreeMap {
   // ---- quiescent helpers ----------------------------------------------------------------
   template <class Fn>
   void for_each_entry(Fn&& fn) const {
-    walk(head_, 0, [&](const DataNode& n, int) { fn(n.key, n.value); });
+    walk(head_, 0, [&](const DataNode& n, int) { fn(key_of(n), n.value); });
   }
   template <class Fn>
   void for_each_key(Fn&& fn) const {
-    walk(head_, 0, [&](const DataNode& n, int) { fn(n.key); });
+    walk(head_, 0, [&](const DataNode& n, int) { fn(key_of(n)); });
   }
   // Depth: the arrays a search for the key reads (1 = the head).
   template <class Fn>
   void for_each_key_depth(Fn&& fn) const {
-    walk(head_, 0, [&](const DataNode& n, int level) { fn(n.key, static_cast<std::size_t>(level + 1)); });
+    walk(head_, 0, [&](const DataNode& n, int level) { fn(key_of(n), static_cast<std::size_t>(level + 1)); });
   }
 
   // Each live node on its own path, no frozen data word left (every freezer expands before it
@@ -266,17 +296,19 @@ class FeldmanWaitFreeMap {
   }
 
   // The reclaimer's counters, the operations' largest step count, expansions and freezes, and
-  // occupancy: arrays and their slots, and the deepest level holding a key.
+  // occupancy: arrays and their slots, and the deepest level holding a key; the bound on steps
+  // (fixed-size keys), or the longest overflow chain (byte strings: keys whose hashes are equal).
   StatsReport stats() const {
     StatsReport r = reclaimer_.stats();
     r.append(stats_.report());
-    std::uint64_t arrays = 0, deepest_key = 0;
-    count_arrays(head_, 0, arrays);
+    std::uint64_t arrays = 0, deepest_key = 0, longest_chain = 0;
+    count_arrays(head_, 0, arrays, longest_chain);
     walk(head_, 0, [&](const DataNode&, int level) { deepest_key = std::max<std::uint64_t>(deepest_key, level + 1); });
     r.values.insert(r.values.end(), {{"head_slots", std::uint64_t{1} << head_bits_},
                                      {"child_arrays", arrays},
-                                     {"deepest_key_depth", deepest_key},
-                                     {"steps_bound", static_cast<std::uint64_t>(steps_bound())}});
+                                     {"deepest_key_depth", deepest_key}});
+    if constexpr (overflow) r.values.emplace_back("longest_overflow_chain", longest_chain);
+    else r.values.emplace_back("steps_bound", static_cast<std::uint64_t>(steps_bound()));
     return r;
   }
 
@@ -298,6 +330,22 @@ class FeldmanWaitFreeMap {
     for (int level = 0;; ++level) {
       Slot& slot = slot_at(array, path, level);
       Word w = slot.load(std::memory_order_acquire);
+      if constexpr (overflow) {
+        // The key's chain: prepend a node unless the key is in it (lock-free: a CAS fails only
+        // when another update of the chain succeeded).
+        while (level == deepest_) {
+          ++steps;
+          if (const DataNode* n = holding(w, key)) return finish({n->value, false});
+          if (!fresh) fresh = reclaimer_.template allocate<DataNode>(tid, key, value, node_of(w));
+          else if (!CDSB_MUTANT("fwf.chain_insert_keeps_stale_next")) fresh->next = node_of(w);  // published by the CAS (release)
+          CDSB_INTERLEAVE("fwf.insert.chain");
+          if (slot.compare_exchange_strong(w, reinterpret_cast<Word>(fresh), std::memory_order_acq_rel,
+                                           std::memory_order_acquire)) {
+            fresh = nullptr;
+            return finish({value, true});
+          }
+        }
+      }
       if (level == deepest_) {
         for (;;) {
           ++steps;
@@ -331,7 +379,7 @@ class FeldmanWaitFreeMap {
           continue;
         }
         const DataNode* n = node_of(w);
-        if (n->key == key) return finish({n->value, false});
+        if (key_of(*n) == key) return finish({n->value, false});
         CDSB_INTERLEAVE("fwf.insert.collision");
         if (expand(tid, slot, w, level)) break;
       }
@@ -364,8 +412,9 @@ class FeldmanWaitFreeMap {
   // its next-level index. True when this call's CAS did it; false (w updated) when the slot
   // changed first.
   bool expand(int tid, Slot& slot, Word& w, int level) {
-    Slot* child = new_array(std::size_t{1} << array_bits, level + 1 == deepest_ ? del_bit : 0);
-    if (const DataNode* n = node_of(w)) slot_at(child, path_of(n->key), level + 1).store(w & ~mark_bit, std::memory_order_relaxed);
+    Slot* child = new_array(std::size_t{1} << array_bits, level + 1 == deepest_ && !overflow ? del_bit : 0);
+    // (With overflow chains, the node moved to the deepest level is a chain of one: its next is null.)
+    if (const DataNode* n = node_of(w)) slot_at(child, path_of(key_of(*n)), level + 1).store(w & ~mark_bit, std::memory_order_relaxed);
     // release: the child's slots (and the node, published before) reach whoever reads the array.
     if (slot.compare_exchange_strong(w, reinterpret_cast<Word>(child) | array_bit, std::memory_order_acq_rel,
                                      std::memory_order_acquire)) {
@@ -376,8 +425,47 @@ class FeldmanWaitFreeMap {
     return false;
   }
 
+  // The deepest level with byte-string keys: the slot holds an immutable chain of the keys whose
+  // hashes are equal (0: none). erase (value null) and assign replace it by one CAS with a chain
+  // without the key's node (assign: with a new node for the key) and with copies of the nodes
+  // before it (in reverse order: a chain is a set), and retire the nodes replaced. Lock-free: the CAS fails only when another update
+  // of the chain succeeded. False if the key is absent (at the read that showed the chain).
+  bool rewrite_chain(int tid, Slot& slot, const Key& key, const Value* value, int& steps) {
+    Word w = slot.load(std::memory_order_acquire);
+    for (;;) {
+      ++steps;
+      const DataNode* target = holding(w, key);
+      if (target == nullptr) return false;
+      const DataNode* const tail = CDSB_MUTANT("fwf.chain_rewrite_drops_tail") ? nullptr : next_of(target);
+      const DataNode* chain = tail;
+      if (value) chain = reclaimer_.template allocate<DataNode>(tid, key, *value, chain);
+      for (const DataNode* p = node_of(w); p != target; p = next_of(p))
+        chain = reclaimer_.template allocate<DataNode>(tid, key_of(*p), p->value, chain);
+      CDSB_INTERLEAVE("fwf.chain.rewrite");
+      if (slot.compare_exchange_strong(w, reinterpret_cast<Word>(chain), std::memory_order_acq_rel,
+                                       std::memory_order_acquire)) {
+        for (const DataNode* p = node_of(w); p != tail;) reclaimer_.retire(tid, const_cast<DataNode*>(std::exchange(p, next_of(p))));
+        return true;
+      }
+      while (chain != tail) reclaimer_.deallocate(tid, const_cast<DataNode*>(std::exchange(chain, next_of(chain))));  // never published
+    }
+  }
+
+  // The node of word w holding key (searching the chain, at the deepest level with byte-string
+  // keys), or null.
+  static const DataNode* holding(Word w, const Key& key) {
+    for (const DataNode* n = node_of(w); n; n = next_of(n))
+      if (key_of(*n) == key) return n;
+    return nullptr;
+  }
+  static const DataNode* next_of(const DataNode* n) {
+    if constexpr (overflow) return n->next;
+    else return nullptr;
+  }
+  static decltype(auto) key_of(const DataNode& n) { return KeyStorage<Key>::view(n.key); }
+
   static bool is_array(Word w) { return (w & array_bit) != 0; }
-  bool is_dead(Word w, int level) const { return level == deepest_ && (w & del_bit) != 0; }
+  bool is_dead(Word w, int level) const { return !overflow && level == deepest_ && (w & del_bit) != 0; }
   static Slot* array_of(Word w) { return reinterpret_cast<Slot*>(w & ~tag_bits); }
   static DataNode* node_of(Word w) { return reinterpret_cast<DataNode*>(w & ~tag_bits); }
 
@@ -391,7 +479,7 @@ class FeldmanWaitFreeMap {
   Path path_of(const Key& key) const {
     Path p{};
     p[0] = hash_(key);
-    std::memcpy(&p[1], &key, sizeof(Key));
+    if constexpr (!overflow) std::memcpy(&p[1], &key, sizeof(Key));
     return p;
   }
   // The path bits that index level `level`.
@@ -414,15 +502,19 @@ class FeldmanWaitFreeMap {
       const Word w = array[i].load(std::memory_order_acquire);
       if (is_array(w))
         walk(array_of(w), level + 1, fn);
-      else if (w != 0 && !is_dead(w, level) && node_of(w) != nullptr)
-        fn(*node_of(w), level);
+      else if (!is_dead(w, level))
+        for (const DataNode* n = node_of(w); n; n = next_of(n)) fn(*n, level);
     }
   }
 
-  void count_arrays(const Slot* array, int level, std::uint64_t& arrays) const {
+  void count_arrays(const Slot* array, int level, std::uint64_t& arrays, std::uint64_t& longest_chain) const {
     for (std::size_t i = 0; i < slots_at(level); ++i) {
       const Word w = array[i].load(std::memory_order_relaxed);
-      if (is_array(w)) count_arrays(array_of(w), level + 1, ++arrays);
+      if (is_array(w)) count_arrays(array_of(w), level + 1, ++arrays, longest_chain);
+      std::uint64_t length = 0;
+      if (level == deepest_ && !is_dead(w, level))
+        for (const DataNode* n = node_of(w); n; n = next_of(n)) ++length;
+      longest_chain = std::max(longest_chain, length);
     }
   }
 
@@ -437,14 +529,18 @@ class FeldmanWaitFreeMap {
         bad = level == deepest_ ? where + "an array at the deepest level" : check(array_of(w), level + 1, route);
       } else if ((w & mark_bit) != 0) {
         bad = where + "a frozen slot that was never expanded";
-      } else if ((w & del_bit) != 0 && level != deepest_) {
-        bad = where + "an erased node above the deepest level";
-      } else if (w == 0 && level == deepest_) {
+      } else if ((w & del_bit) != 0 && (level != deepest_ || overflow)) {
+        bad = where + "an erased node above the deepest level, or in an overflow chain";
+      } else if (w == 0 && level == deepest_ && !overflow) {
         bad = where + "an empty slot at the deepest level without DEL";
-      } else if (w != 0 && !is_dead(w, level)) {
-        const Path path = path_of(node_of(w)->key);
-        for (int l = 0; l <= level && bad.empty(); ++l)
-          if (index_at(path, l) != route[static_cast<std::size_t>(l)]) bad = where + "holds a key whose path leads elsewhere";
+      } else if (!is_dead(w, level)) {
+        for (const DataNode* n = node_of(w); n && bad.empty(); n = next_of(n)) {
+          const Path path = path_of(key_of(*n));
+          for (int l = 0; l <= level && bad.empty(); ++l)
+            if (index_at(path, l) != route[static_cast<std::size_t>(l)]) bad = where + "holds a key whose path leads elsewhere";
+          if (next_of(n) && level != deepest_) bad = where + "a chain above the deepest level";
+          if (holding(reinterpret_cast<Word>(next_of(n)), key_of(*n))) bad = where + "a key twice in its chain";
+        }
       }
       route.pop_back();
       if (!bad.empty()) return bad;
@@ -457,8 +553,8 @@ class FeldmanWaitFreeMap {
       const Word w = array[i].load(std::memory_order_relaxed);
       if (is_array(w))
         free_array(array_of(w), level + 1);
-      else if (node_of(w) != nullptr)
-        reclaimer_.deallocate(0, node_of(w));  // live, or dead (retired only when an insert replaces it)
+      else  // live, or dead (retired only when an insert replaces it), or a chain
+        for (const DataNode* n = node_of(w); n;) reclaimer_.deallocate(0, const_cast<DataNode*>(std::exchange(n, next_of(n))));
     }
     delete[] array;
   }

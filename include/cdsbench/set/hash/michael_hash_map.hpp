@@ -12,6 +12,8 @@
 // buckets without a hint), fixed for the map's life; a bucket is one 8-byte link, so buckets
 // cost 8 to 16 bytes per expected key. The bucket index is the hash's low bits, as in every
 // map here, so that the 32-bit named hashes (parsec3, bytesum) index it as they did dedup's.
+// Keys: 64-bit integers, digests or byte strings (std::string_view, copied into their node:
+// set/stored_key.hpp); a chain is sorted by the key itself.
 #pragma once
 
 #include <algorithm>

@@ -60,7 +60,14 @@
 // change to it, so a bucket written without pause can delay them without bound. Reclaimers:
 // ebr (an old table is freed once no find can read it), none (freed with the map).
 //
-// Memory: 64 bytes per 3 slots; after growth at most 3/4 full (+1/8 between checks) and at
+// Byte-string keys (Key = std::string_view): a slot's key word is the address of an immutable
+// blob (the key's bytes and its 64-bit hash) tagged with the hash's top 16 bits; a find compares
+// the tag, then the hash, then the bytes. An erase retires the blob through the reclaimer after
+// clearing the slot's bit; a find reads a blob only under a version that showed its slot
+// occupied during the find's guard, so the blob was retired after the guard began (ebr keeps it).
+// A doubling moves the words and rehashes with the stored hashes.
+//
+// Memory (64-bit keys; byte strings add their blobs, which bytes_held leaves out): 64 bytes per 3 slots; after growth at most 3/4 full (+1/8 between checks) and at
 // least 3/8 just after a doubling: 28 to 57 bytes per key (2^20 keys: 2^19 buckets, 32 bytes per
 // key). During a doubling the old and the new table coexist: bytes_held_peak reports the most
 // this map held from its allocator at once, retired tables not yet freed included.
@@ -69,8 +76,11 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <utility>
@@ -83,12 +93,25 @@
 #include "cdsbench/reclaim/reclaimer.hpp"
 #include "cdsbench/set/concepts.hpp"
 #include "cdsbench/set/hash/hashes.hpp"
+#include "cdsbench/set/stored_key.hpp"
 
 namespace cdsb {
 
-template <reclaim::WholeOperationReclaimer R, class Hash = hash::Even>
+template <reclaim::WholeOperationReclaimer R, class Key = std::uint64_t, class Hash = hash::Even>
+  requires std::same_as<Key, std::uint64_t> || is_byte_string_key<Key>
 class SeqlockProbeMap {
   using Word = std::uint64_t;
+  static constexpr bool byte_keys = is_byte_string_key<Key>;
+
+  // A byte-string key lives in a blob of its own, retired through the reclaimer when erased; its
+  // slot's key word is the blob's address with the top 16 bits of the key's hash above bit 48,
+  // a tag that settles most mismatches without reading the blob.
+  struct KeyBlob : R::NodeBase {
+    KeyBlob(Key k, std::uint64_t h) : hash(h), key(k) {}
+    const std::uint64_t hash;
+    const ByteString key;
+  };
+  static constexpr int tag_shift = 48;
   static constexpr Word lock_bit = 1, moved_bit = 2, counter_unit = 256;
   static constexpr int slots_per_bucket = 3;
   static constexpr Word slot_bit(int s) { return Word{4} << s; }
@@ -121,7 +144,7 @@ class SeqlockProbeMap {
   };
 
  public:
-  using key_type = std::uint64_t;
+  using key_type = Key;
   using mapped_type = std::uint64_t;
   using hash_type = Hash;
   using reclaimer_type = R;
@@ -141,10 +164,13 @@ class SeqlockProbeMap {
   SeqlockProbeMap(const SeqlockProbeMap&) = delete;
   SeqlockProbeMap& operator=(const SeqlockProbeMap&) = delete;
 
-  ~SeqlockProbeMap() { reclaimer_.deallocate(0, table_.load(std::memory_order_relaxed)); }
+  ~SeqlockProbeMap() {
+    if constexpr (byte_keys) for_each_word([&](Word k, std::uint64_t) { reclaimer_.deallocate(0, const_cast<KeyBlob*>(blob_of(k))); });
+    reclaimer_.deallocate(0, table_.load(std::memory_order_relaxed));
+  }
 
   // ---- operations -----------------------------------------------------------------------
-  std::optional<std::uint64_t> find(int tid, std::uint64_t key) {
+  std::optional<std::uint64_t> find(int tid, Key key) {
     auto guard = reclaimer_.enter(tid);
     const std::uint64_t h = hash_(key);
     for (;;) {
@@ -157,7 +183,10 @@ class SeqlockProbeMap {
         int slot = -1;
         std::uint64_t value = 0;
         for (int s = 0; s < slots_per_bucket; ++s)
-          if ((v & slot_bit(s)) && bucket.keys[s].load(std::memory_order_acquire) == key) {
+          // A byte string's blob is read before the bucket is validated: it is safe, as the slot
+          // was occupied by it during this find's guard, so it was retired (if at all) after the
+          // guard began.
+          if ((v & slot_bit(s)) && matches(bucket.keys[s].load(std::memory_order_acquire), key, h)) {
             CDSB_INTERLEAVE("spm.find.key_matched");  // the key read, its value not yet
             slot = s;
             value = bucket.values[s].load(std::memory_order_acquire);
@@ -177,15 +206,13 @@ class SeqlockProbeMap {
     }
   }
 
-  bool contains(int tid, std::uint64_t key) { return find(tid, key).has_value(); }
+  bool contains(int tid, Key key) { return find(tid, key).has_value(); }
 
-  bool insert(int tid, std::uint64_t key, std::uint64_t value) { return put(tid, key, value).second; }
-  std::pair<std::uint64_t, bool> find_or_insert(int tid, std::uint64_t key, std::uint64_t value) {
-    return put(tid, key, value);
-  }
+  bool insert(int tid, Key key, std::uint64_t value) { return put(tid, key, value).second; }
+  std::pair<std::uint64_t, bool> find_or_insert(int tid, Key key, std::uint64_t value) { return put(tid, key, value); }
 
-  bool erase(int tid, std::uint64_t key) { return update(tid, key, std::nullopt); }
-  bool assign(int tid, std::uint64_t key, std::uint64_t value) { return update(tid, key, value); }
+  bool erase(int tid, Key key) { return update(tid, key, std::nullopt); }
+  bool assign(int tid, Key key, std::uint64_t value) { return update(tid, key, value); }
 
   // Quiescent (a running doubling may free the table it reads).
   std::size_t bucket_count() const { return table_.load(std::memory_order_acquire)->bucket_count(); }
@@ -193,33 +220,28 @@ class SeqlockProbeMap {
   // ---- quiescent helpers ----------------------------------------------------------------
   template <class Fn>
   void for_each_entry(Fn&& fn) const {
-    const Table* t = table_.load(std::memory_order_acquire);
-    for (std::size_t b = 0; b <= t->mask; ++b) {
-      const Bucket& bucket = t->buckets[b];
-      const Word v = bucket.version.load(std::memory_order_acquire);
-      for (int s = 0; s < slots_per_bucket; ++s)
-        if (v & slot_bit(s))
-          fn(bucket.keys[s].load(std::memory_order_relaxed), bucket.values[s].load(std::memory_order_relaxed));
-    }
+    for_each_word([&](Word k, std::uint64_t v) { fn(key_of(k), v); });
   }
   template <class Fn>
   void for_each_key(Fn&& fn) const {
-    for_each_entry([&](std::uint64_t k, std::uint64_t) { fn(k); });
+    for_each_word([&](Word k, std::uint64_t) { fn(key_of(k)); });
   }
 
   // No bucket locked or moved; each key once; each bucket's `passed` exactly the keys stored
   // further on whose probe from their home crossed it; the per-thread counts sum to the keys.
   std::string check_invariants() const {
     const Table* t = table_.load(std::memory_order_acquire);
-    std::vector<std::uint64_t> keys, passed(t->bucket_count(), 0);
+    std::vector<Key> keys;
+    std::vector<std::uint64_t> passed(t->bucket_count(), 0);
     for (std::size_t b = 0; b <= t->mask; ++b) {
       const Word v = t->buckets[b].version.load(std::memory_order_acquire);
       if (v & (lock_bit | moved_bit)) return "bucket " + std::to_string(b) + " locked or moved while quiescent";
       for (int s = 0; s < slots_per_bucket; ++s) {
         if (!(v & slot_bit(s))) continue;
-        const std::uint64_t k = t->buckets[b].keys[s].load(std::memory_order_relaxed);
-        keys.push_back(k);
-        for (std::size_t i = hash_(k) & t->mask; i != b; i = t->next(i)) ++passed[i];
+        const Word k = t->buckets[b].keys[s].load(std::memory_order_relaxed);
+        keys.push_back(key_of(k));
+        if (!matches(k, key_of(k), hash_(key_of(k)))) return "bucket " + std::to_string(b) + " holds a key with a wrong hash or tag";
+        for (std::size_t i = hash_of(k) & t->mask; i != b; i = t->next(i)) ++passed[i];
       }
     }
     for (std::size_t b = 0; b <= t->mask; ++b)
@@ -292,14 +314,14 @@ class SeqlockProbeMap {
   // added, change only under its home's lock, which we hold, and what their last writer wrote is
   // visible (its unlocks, release; our lock, acquire); other slots and counts may change, but
   // never to k, nor below what k added.
-  std::pair<std::size_t, int> locate(const Table* t, std::size_t home, Word home_version, std::uint64_t key) const {
+  std::pair<std::size_t, int> locate(const Table* t, std::size_t home, Word home_version, Key key, std::uint64_t h) const {
     std::size_t b = home;
     Word v = home_version;
     for (std::size_t probe = 0;; ++probe) {
       const Bucket& bucket = t->buckets[b];
       if (probe > 0) v = bucket.version.load(std::memory_order_acquire);
       for (int s = 0; s < slots_per_bucket; ++s)
-        if ((v & slot_bit(s)) && bucket.keys[s].load(std::memory_order_acquire) == key) return {b, s};
+        if ((v & slot_bit(s)) && matches(bucket.keys[s].load(std::memory_order_acquire), key, h)) return {b, s};
       if (bucket.passed.load(std::memory_order_acquire) == 0 || probe == t->mask) return {b, -1};
       b = t->next(b);
     }
@@ -338,14 +360,14 @@ class SeqlockProbeMap {
 
   // assign (a value) or erase (nullopt) of k, under k's home lock and the lock of every bucket
   // from there to k's slot; false if k is absent.
-  bool update(int tid, std::uint64_t key, std::optional<std::uint64_t> assign) {
+  bool update(int tid, Key key, std::optional<std::uint64_t> assign) {
     auto guard = reclaimer_.enter(tid);
     const std::uint64_t h = hash_(key);
     std::vector<Word>& versions = scratch(tid);
     for (;;) {
       const auto [t, home, home_version] = lock_home(h);
       CDSB_INTERLEAVE("spm.update.home_locked");
-      const auto [at, slot] = locate(t, home, home_version, key);
+      const auto [at, slot] = locate(t, home, home_version, key, h);
       if (slot < 0) {
         unlock(t->buckets[home], home_version, false);
         return false;
@@ -367,6 +389,7 @@ class SeqlockProbeMap {
         return true;
       }
       // Erase: k leaves its slot first, then its counts go (never short of the keys past them).
+      const Word erased = bucket.keys[slot].load(std::memory_order_relaxed);
       unlock(bucket, before & ~slot_bit(slot), true);
       for (std::size_t i = 0, b = home; b != at; ++i, b = t->next(b)) {
         Bucket& passed = t->buckets[b];
@@ -374,22 +397,35 @@ class SeqlockProbeMap {
         unlock(passed, versions[i], true);
       }
       count(tid, -1);
+      // Unreachable once its slot's bit is clear (a find reads a key word only under a version
+      // with the bit set); the word itself stays until the slot is reused.
+      if constexpr (byte_keys) reclaimer_.retire(tid, const_cast<KeyBlob*>(blob_of(erased)));
       return true;
     }
   }
 
   // Insert-if-absent: (the value now held, whether this call inserted it).
-  std::pair<std::uint64_t, bool> put(int tid, std::uint64_t key, std::uint64_t value) {
+  std::pair<std::uint64_t, bool> put(int tid, Key key, std::uint64_t value) {
     auto guard = reclaimer_.enter(tid);
     const std::uint64_t h = hash_(key);
     std::vector<Word>& versions = scratch(tid);
+    // The key word to store. A byte string's blob is allocated outside the locks (an allocation
+    // would lengthen the time finds wait), on the first attempt that finds the key absent.
+    Word word = byte_keys ? 0 : word_for(tid, key, h);
     for (;;) {
       const auto [t, home, home_version] = lock_home(h);
       CDSB_INTERLEAVE("spm.insert.home_locked");
-      if (const auto [at, slot] = locate(t, home, home_version, key); slot >= 0) {
+      if (const auto [at, slot] = locate(t, home, home_version, key, h); slot >= 0) {
         const std::uint64_t existing = t->buckets[at].values[slot].load(std::memory_order_acquire);
         unlock(t->buckets[home], home_version, false);
+        if constexpr (byte_keys)
+          if (word) reclaimer_.deallocate(tid, const_cast<KeyBlob*>(blob_of(word)));  // never published
         return {existing, false};
+      }
+      if (byte_keys && word == 0) {
+        unlock(t->buckets[home], home_version, false);
+        word = word_for(tid, key, h);
+        continue;
       }
       // The first bucket with a free slot from the home on, locking each on the way.
       versions.assign(1, home_version);
@@ -416,7 +452,7 @@ class SeqlockProbeMap {
       Bucket& bucket = t->buckets[at];
       const Word before = versions.back();
       const int s = std::countr_zero(~before & all_slots) - 2;
-      bucket.keys[s].store(key, std::memory_order_release);
+      bucket.keys[s].store(word, std::memory_order_release);
       bucket.values[s].store(value, std::memory_order_release);
       unlock(bucket, before | slot_bit(s), true);
       if (at != home) unlock(t->buckets[home], home_version, true);  // its count changed
@@ -450,6 +486,49 @@ class SeqlockProbeMap {
 
   std::int64_t held() const { return held_bytes_.load(std::memory_order_relaxed); }
 
+  // ---- key words ------------------------------------------------------------------------
+  // The word an insert stores for k (a byte string's blob allocated here).
+  Word word_for(int tid, Key key, std::uint64_t h) {
+    if constexpr (byte_keys) {
+      const auto address = reinterpret_cast<std::uintptr_t>(reclaimer_.template allocate<KeyBlob>(tid, key, h));
+      // Linux keeps user-space addresses below 2^47 unless a program maps above on purpose (x86
+      // 5-level paging with a high hint); pointers tagged in their top byte (ARM TBI, MTE) would
+      // need the tag elsewhere.
+      if (address >> tag_shift) {
+        std::fputs("cdsbench: seqlock_probe_map: an allocation above 2^48 leaves no room for the hash tag\n", stderr);
+        std::abort();
+      }
+      return address | (h >> tag_shift << tag_shift);
+    } else {
+      return key;
+    }
+  }
+  static const KeyBlob* blob_of(Word w) { return reinterpret_cast<const KeyBlob*>(w & ((Word{1} << tag_shift) - 1)); }
+  static bool matches(Word w, Key key, std::uint64_t h) {
+    if constexpr (byte_keys) return w >> tag_shift == h >> tag_shift && blob_of(w)->hash == h && blob_of(w)->key.view() == key;
+    else return w == key;
+  }
+  static Key key_of(Word w) {
+    if constexpr (byte_keys) return blob_of(w)->key.view();
+    else return w;
+  }
+  std::uint64_t hash_of(Word w) const {
+    if constexpr (byte_keys) return blob_of(w)->hash;  // (a doubling rehashes without SipHash)
+    else return hash_(w);
+  }
+
+  // Quiescent: fn(key word, value) for each key of the current table.
+  template <class Fn>
+  void for_each_word(Fn&& fn) const {
+    const Table* t = table_.load(std::memory_order_acquire);
+    for (std::size_t b = 0; b <= t->mask; ++b) {
+      const Bucket& bucket = t->buckets[b];
+      const Word v = bucket.version.load(std::memory_order_acquire);
+      for (int s = 0; s < slots_per_bucket; ++s)
+        if (v & slot_bit(s)) fn(bucket.keys[s].load(std::memory_order_relaxed), bucket.values[s].load(std::memory_order_relaxed));
+    }
+  }
+
   // Doubles table t, unless another thread replaced it first. The new table is allocated before
   // any lock is taken; then every bucket is locked in index order, every key rehashed, the new
   // table published (release: its buckets are visible to whoever loads it) before the old
@@ -479,8 +558,8 @@ class SeqlockProbeMap {
   }
 
   // Rehash into a private table (no locks: no other thread can see it yet).
-  void place(Table* t, std::uint64_t key, std::uint64_t value) {
-    for (std::size_t b = hash_(key) & t->mask;; b = t->next(b)) {
+  void place(Table* t, Word key, std::uint64_t value) {
+    for (std::size_t b = hash_of(key) & t->mask;; b = t->next(b)) {
       Bucket& bucket = t->buckets[b];
       const Word v = bucket.version.load(std::memory_order_relaxed);
       if ((v & all_slots) == all_slots) {

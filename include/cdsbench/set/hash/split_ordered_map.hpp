@@ -12,7 +12,8 @@
 //
 // Split-order keys: an item's is reverse(hash) with the low bit set, a sentinel's reverse(b)
 // with it clear, so a bucket's sentinel precedes its items and no item equals a sentinel; items
-// whose split-order keys are equal (hashes equal but for bit 63) are ordered by their keys.
+// whose split-order keys are equal (hashes equal but for bit 63) are ordered by their keys
+// (64-bit integers, digests, or byte strings, which a node keeps a copy of: set/stored_key.hpp).
 //
 // The table grows (never shrinks) when the item count exceeds max_load x buckets: one CAS
 // doubles the bucket count. The bucket array is a directory of levels (level l holds buckets
@@ -50,16 +51,31 @@
 #include "cdsbench/set/list/harris_michael.hpp"
 
 namespace cdsb {
+namespace detail {
+// A list node's key: its split-order key, then (for items with equal split-order keys) the key.
+template <class Key>
+struct SplitOrderKey {
+  std::uint64_t order;
+  Key key;
+  auto operator<=>(const SplitOrderKey&) const = default;
+  bool is_sentinel() const { return (order & 1) == 0; }
+};
+}  // namespace detail
+
+// A node keeps the split-order key and its own copy of the key (a byte string's: stored_key.hpp).
+template <class Key>
+struct KeyStorage<detail::SplitOrderKey<Key>> {
+  struct type {
+    explicit type(const detail::SplitOrderKey<Key>& k) : order(k.order), key(k.key) {}
+    std::uint64_t order;
+    stored_key_t<Key> key;
+  };
+  static detail::SplitOrderKey<Key> view(const type& k) { return {k.order, KeyStorage<Key>::view(k.key)}; }
+};
 
 template <reclaim::Reclaimer R, class Key = std::uint64_t, class Value = std::uint64_t, class Hash = hash::Even>
 class SplitOrderedMap {
-  // A list node's key: its split-order key, then (for items with equal split-order keys) the key.
-  struct SplitKey {
-    std::uint64_t order;
-    Key key;
-    auto operator<=>(const SplitKey&) const = default;
-    bool is_sentinel() const { return (order & 1) == 0; }
-  };
+  using SplitKey = detail::SplitOrderKey<Key>;
   using Chains = detail::HarrisMichaelChains<R, SplitKey, Value>;
   using Link = typename Chains::Link;
 

@@ -11,8 +11,9 @@
 // one reclaimer: the list is one chain, Michael's hash map (set/hash/michael_hash_map.hpp) one
 // chain per bucket.
 //
-// Node layout (24 bytes + the reclaimer's NodeBase: 8 more with IBR): key first, then the
-// marked next pointer (the two fields a search reads), then the value.
+// Node layout (24 bytes + the reclaimer's NodeBase: 8 more with IBR; a byte-string key takes 16
+// bytes and its bytes apart, set/stored_key.hpp): key first, then the marked next pointer (the
+// two fields a search reads), then the value.
 //
 // Values: a node's value is an atomic word that `assign` overwrites in place (release; `find`
 // reads it with acquire, so a value that points to data publishes it). An assign or find that
@@ -37,6 +38,7 @@
 #include "cdsbench/platform/user_stats.hpp"
 #include "cdsbench/reclaim/reclaimer.hpp"
 #include "cdsbench/set/concepts.hpp"
+#include "cdsbench/set/stored_key.hpp"
 
 namespace cdsb {
 namespace detail {
@@ -48,9 +50,10 @@ class HarrisMichaelChains {
   struct Node;
   using Ptr = MarkedPtr<Node>;  // mark set: the node holding this link is logically deleted
 
+  using Stored = stored_key_t<Key>;  // the key as a node keeps it (stored_key.hpp)
   struct Node : R::NodeBase {
-    Node(Key k, Value v, Ptr n) : key(k), next(n), value(v) {}
-    const Key key;
+    Node(const Key& k, Value v, Ptr n) : key(k), next(n), value(v) {}
+    const Stored key;
     std::atomic<Ptr> next;
     std::atomic<Value> value;
   };
@@ -156,7 +159,7 @@ class HarrisMichaelChains {
   template <class Fn>
   void for_each_entry(const Link& head, Fn&& fn) const {
     for (Ptr p = head.load(std::memory_order_acquire); p.get(); p = p->next.load(std::memory_order_acquire))
-      if (!p->next.load(std::memory_order_relaxed).marked()) fn(p->key, p->value.load(std::memory_order_relaxed));
+      if (!p->next.load(std::memory_order_relaxed).marked()) fn(key_of(*p.get()), p->value.load(std::memory_order_relaxed));
   }
 
   // Keys strictly increasing and no marked node left reachable (every completed erase
@@ -167,12 +170,12 @@ class HarrisMichaelChains {
     std::uint64_t index = 0;
     for (Ptr p = head.load(std::memory_order_acquire); p.get(); p = p->next.load(std::memory_order_acquire), ++index) {
       if (p->next.load(std::memory_order_relaxed).marked())
-        return chain + "node " + std::to_string(index) + " (key " + key_text(p->key) + ") is marked but still linked";
-      if (!first && !(last < p->key))
+        return chain + "node " + std::to_string(index) + " (key " + key_text(key_of(*p.get())) + ") is marked but still linked";
+      if (!first && !(last < key_of(*p.get())))
         return chain + "keys out of order at node " + std::to_string(index) + " (" + key_text(last) + " then " +
-               key_text(p->key) + ")";
+               key_text(key_of(*p.get())) + ")";
       first = false;
-      last = p->key;
+      last = key_of(*p.get());
     }
     return {};
   }
@@ -186,8 +189,11 @@ class HarrisMichaelChains {
  private:
   enum Stat { find_restarts, helped_unlinks };
 
+  static decltype(auto) key_of(const Node& n) { return KeyStorage<Key>::view(n.key); }
+
   static std::string key_text(const Key& k) {
     if constexpr (std::is_integral_v<Key>) return std::to_string(k);
+    else if constexpr (is_byte_string_key<Key>) return "'" + std::string(k) + "'";
     else return "?";
   }
 
@@ -247,9 +253,9 @@ class HarrisMichaelChains {
         goto try_again;
       }
       if (CDSB_MUTANT("hm.find_ignores_mark") || !next.marked()) {
-        if (!(c->key < key)) {
+        if (!(key_of(*c) < key)) {
           pos = {prev, cur, next};
-          return c->key == key;
+          return key_of(*c) == key;
         }
         prev = &c->next;
         const int freed = s_prev;
