@@ -144,8 +144,9 @@ TEST(Reclaimers, EpochsStallWhileAThreadIsParkedAndFreeAllOnceItResumes) {
   std::atomic<Tracked<R>*> slot{r.allocate<Tracked<R>>(0, 0)};
   const std::uint64_t limbo = limbo_with_parked_thread(r, slot, 100'000);
   EXPECT_GE(limbo, 99'990u) << "a parked thread stops the epoch: nothing retired since can be freed";
-  // Resumed (its guard is gone): a few more operations advance the epoch three times.
-  for (int i = 0; i < 100; ++i) {
+  // Resumed (its guard is gone): a few more operations advance the epoch three times (each
+  // advance takes a look at both threads, one look every advance_every operations).
+  for (std::uint32_t i = 0; i < 4 * 2 * R::advance_every; ++i) {
     auto g = r.enter(0);
   }
   EXPECT_EQ(figure(r.stats(), "nodes_in_limbo"), 0u);
