@@ -428,8 +428,9 @@ class FeldmanWaitFreeMap {
   // The deepest level with byte-string keys: the slot holds an immutable chain of the keys whose
   // hashes are equal (0: none). erase (value null) and assign replace it by one CAS with a chain
   // without the key's node (assign: with a new node for the key) and with copies of the nodes
-  // before it (in reverse order: a chain is a set), and retire the nodes replaced. Lock-free: the CAS fails only when another update
-  // of the chain succeeded. False if the key is absent (at the read that showed the chain).
+  // before it (in reverse order: a chain is a set), and retire the nodes replaced. Linearized at
+  // that CAS, or, key absent, at the read that showed the chain without it. Lock-free: the CAS
+  // fails only when another update of the chain succeeded.
   bool rewrite_chain(int tid, Slot& slot, const Key& key, const Value* value, int& steps) {
     Word w = slot.load(std::memory_order_acquire);
     for (;;) {

@@ -67,10 +67,11 @@
 // occupied during the find's guard, so the blob was retired after the guard began (ebr keeps it).
 // A doubling moves the words and rehashes with the stored hashes.
 //
-// Memory (64-bit keys; byte strings add their blobs, which bytes_held leaves out): 64 bytes per 3 slots; after growth at most 3/4 full (+1/8 between checks) and at
-// least 3/8 just after a doubling: 28 to 57 bytes per key (2^20 keys: 2^19 buckets, 32 bytes per
-// key). During a doubling the old and the new table coexist: bytes_held_peak reports the most
-// this map held from its allocator at once, retired tables not yet freed included.
+// Memory (64-bit keys; byte strings add their blobs, which bytes_held leaves out): 64 bytes per
+// 3 slots; after growth at most 3/4 full (+1/8 between checks) and at least 3/8 just after a
+// doubling: 28 to 57 bytes per key (2^20 keys: 2^19 buckets, 32 bytes per key). During a
+// doubling the old and the new table coexist: bytes_held_peak reports the most this map held
+// from its allocator at once, retired tables not yet freed included.
 #pragma once
 
 #include <algorithm>
