@@ -31,7 +31,7 @@ def test_stale_reads_are_caught_by_the_checker_within_the_default_histories(tmp_
     assert code == 1
     s = summary(out, "broken_stale_contains")
     assert int(s["not_linearizable"]) > 0
-    replay = re.search(r'violation ds=broken_stale_contains reclaimer=immediate allocator=system history=(\d+) '
+    replay = re.search(r'violation ds=broken_stale_contains reclaimer=immediate allocator=system keys=u64 history=(\d+) '
                        r'seed=(\d+) reason="not linearizable[^"]*" replay="([^"]+)"', out)
     assert replay and int(replay.group(2)) == 7 + int(replay.group(1))
     assert "--seed " + replay.group(2) in replay.group(3)
@@ -51,7 +51,7 @@ def test_every_variant_of_a_list_is_checked_and_split_variants_shares_the_histor
     code, out, err = run("cdsbench-lincheck", "--ds", "harris_michael_list", "--histories", "70",
                          "--long-histories", "0", "--out", tmp_path)
     assert code == 0, out + err
-    checked = re.findall(r"^ds=harris_michael_list reclaimer=(\w+) allocator=(\w+) histories=(\d+) violations=0", out, re.M)
+    checked = re.findall(r"^ds=harris_michael_list reclaimer=(\w+) allocator=(\w+) keys=u64 histories=(\d+) violations=0", out, re.M)
     assert [(r, a) for r, a, _ in checked] == [("ebr", "system"), ("hp", "system"), ("ibr", "system"), ("none", "system"),
                                                ("ebr", "segregated"), ("ebr", "pool"), ("ebr", "segregated_pool")]
     assert all(h == "70" for _, _, h in checked)
@@ -65,6 +65,22 @@ def test_every_variant_of_a_list_is_checked_and_split_variants_shares_the_histor
     assert re.findall(r"^ds=lazy_list reclaimer=(\w+) allocator=(\w+) ", out, re.M) == [("none", "system")]
 
 
+def test_a_map_built_with_byte_string_keys_is_checked_with_them_too(tmp_path):
+    """A map with byte-string keys: its test variants with 64-bit keys and its default variant
+    with byte strings, the histories shared among them; --keys picks either."""
+    code, out, err = run("cdsbench-lincheck", "--ds", "seqlock_probe_map", "--histories", "90", "--long-histories", "0",
+                         "--split-variants", "--out", tmp_path)
+    assert code == 0, out + err
+    checked = re.findall(r"^ds=seqlock_probe_map reclaimer=(\w+) allocator=\w+ keys=(\w+) histories=(\d+) violations=0", out, re.M)
+    assert sorted(checked) == [("ebr", "bytes", "30"), ("ebr", "u64", "30"), ("none", "u64", "30")]
+    code, out, err = run("cdsbench-lincheck", "--ds", "seqlock_probe_map", "--keys", "bytes", "--histories", "20",
+                         "--long-histories", "0", "--out", tmp_path / "bytes")
+    assert code == 0, out + err
+    assert re.findall(r"^ds=seqlock_probe_map reclaimer=(\w+) allocator=\w+ keys=(\w+) ", out, re.M) == [("ebr", "bytes")]
+    history = (tmp_path / "bytes" / "seqlock_probe_map" / "ebr-system-bytes" / "histories.jsonl").read_text()
+    assert '"keys":"bytes"' in history.splitlines()[0]
+
+
 @pytest.mark.parametrize("args, option", [
     (["--ds", "lazy_list", "--reclaimer", "ibr"], "--reclaimer"),
     (["--ds", "lazy_list", "--allocator", "arena"], "--allocator"),
@@ -76,6 +92,8 @@ def test_every_variant_of_a_list_is_checked_and_split_variants_shares_the_histor
     (["--ds", "all", "--checker", "/nonexistent"], "--checker"),
     (["--histories", "5"], "--ds"),
     (["--ds", "all", "--kind", "tree"], "--kind"),
+    (["--ds", "all", "--keys", "sha1"], "--keys"),
+    (["--ds", "lazy_list", "--keys", "bytes"], "--keys"),
 ])
 def test_bad_input_exit_2(args, option):
     code, out, err = run("cdsbench-lincheck", *args)

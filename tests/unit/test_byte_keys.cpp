@@ -19,7 +19,6 @@
 #include "cdsbench/reclaim/alloc_system.hpp"
 #include "cdsbench/reclaim/ebr.hpp"
 #include "cdsbench/reclaim/hp.hpp"
-#include "cdsbench/reclaim/none.hpp"
 #include "cdsbench/set/hash/dedup_chaining_map.hpp"
 #include "cdsbench/set/hash/feldman_wait_free_map.hpp"
 #include "cdsbench/set/hash/hashes.hpp"
@@ -34,7 +33,6 @@ namespace {
 using namespace cdsb;
 using reclaim::EpochBased;
 using reclaim::HazardPointers;
-using reclaim::NoReclaim;
 using reclaim::SystemAllocator;
 using cdsb::testing::figure;
 
@@ -119,7 +117,6 @@ using MapsHashedBy =
                      MichaelHashMap<HazardPointers<SystemAllocator>, std::string_view, std::uint64_t, H>,
                      SplitOrderedMap<HazardPointers<SystemAllocator>, std::string_view, std::uint64_t, H>,
                      FeldmanWaitFreeMap<EpochBased<SystemAllocator>, std::string_view, std::uint64_t, H>,
-                     FeldmanWaitFreeMap<NoReclaim<SystemAllocator>, std::string_view, std::uint64_t, H>,
                      SeqlockProbeMap<EpochBased<SystemAllocator>, std::string_view, H>>;
 using EvenMaps = MapsHashedBy<hash::Even>;
 TYPED_TEST_SUITE(ByteKeyedMap, EvenMaps);
