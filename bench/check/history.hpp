@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <ostream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -52,24 +53,37 @@ struct HistoryEvent {
   std::int64_t result;
   bool has_result;            // false: the operation returned nothing (JSON null)
   std::uint64_t call_ns, return_ns;
+  // A list result (a batch dequeue's items): list_count values at list_offset of the thread's
+  // list buffer (HistoryRecorder::record_list); then result and has_result are unused.
+  bool list_result = false;
+  std::uint32_t list_offset = 0, list_count = 0;
 };
 
 class HistoryRecorder {
  public:
   static constexpr bool enabled = true;
 
-  HistoryRecorder(int threads, std::size_t reserve_per_thread) : buffers_(threads) {
+  HistoryRecorder(int threads, std::size_t reserve_per_thread) : buffers_(threads), lists_(threads) {
     for (auto& b : buffers_) b->reserve(reserve_per_thread);
   }
 
-  // Called only by thread tid: its own buffer.
+  // Called only by thread tid: its own buffers.
   void record(int tid, const HistoryEvent& e) { buffers_[tid]->push_back(e); }
+  void record_list(int tid, HistoryEvent e, std::span<const std::uint64_t> items) {
+    std::vector<std::int64_t>& list = *lists_[tid];
+    e.list_result = true;
+    e.list_offset = static_cast<std::uint32_t>(list.size());
+    e.list_count = static_cast<std::uint32_t>(items.size());
+    list.insert(list.end(), items.begin(), items.end());
+    buffers_[tid]->push_back(e);
+  }
 
   int threads() const { return static_cast<int>(buffers_.size()); }
   const std::vector<HistoryEvent>& events(int tid) const { return *buffers_[tid]; }
 
   // JSON lines, one per operation, in the checker's input format:
   // {"history":H,"thread":T,"op":"insert","args":[5,5],"result":1,"call":NS,"return":NS}
+  // (a list result: "result":[1,2,3])
   void write_jsonl(std::ostream& out, int history) const {
     for (int tid = 0; tid < threads(); ++tid) {
       for (const HistoryEvent& e : events(tid)) {
@@ -77,7 +91,15 @@ class HistoryRecorder {
             << "\",\"args\":[";
         for (int a = 0; a < e.arg_count; ++a) out << (a ? "," : "") << e.args[a];
         out << "],\"result\":";
-        if (e.has_result) out << e.result; else out << "null";
+        if (e.list_result) {
+          out << '[';
+          for (std::uint32_t i = 0; i < e.list_count; ++i) out << (i ? "," : "") << (*lists_[tid])[e.list_offset + i];
+          out << ']';
+        } else if (e.has_result) {
+          out << e.result;
+        } else {
+          out << "null";
+        }
         out << ",\"call\":" << e.call_ns << ",\"return\":" << e.return_ns << "}\n";
       }
     }
@@ -85,6 +107,7 @@ class HistoryRecorder {
 
  private:
   std::vector<Padded<std::vector<HistoryEvent>>> buffers_;
+  std::vector<Padded<std::vector<std::int64_t>>> lists_;  // the values of list results
 };
 
 // One recorded history: the trial's outcome (validated as usual) and every thread's events.

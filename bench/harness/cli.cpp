@@ -42,6 +42,13 @@ Json config_json(const Config& c, const StructureEntry& entry, const std::vector
     j["duration_ms"] = c.duration_ms;
     j["ops"] = "none";
   }
+  if (entry.kind == StructureKind::queue) {
+    j["queue_mode"] = std::string(queue_mode_name(c.queue_mode));
+    j["producers"] = c.queue_mode == QueueMode::split ? Json(c.producers) : Json("none");
+    j["batch"] = c.batch;
+    j["items"] = c.items ? Json(*c.items) : Json("none");
+    if (c.items) j["duration_ms"] = "none";
+  }
   j["prefill_mode"] = prefill_mode_name(c.prefill);
   j["prefill_tolerance"] = c.prefill_tolerance;
   j["prefill_aging"] = c.prefill_aging;
@@ -86,6 +93,8 @@ void list_structures(const Registry& registry) {
               << "; range queries: " << (e.range_queries ? "yes" : "no")
               << (e.map_operations ? std::string("; map operations: find, find_or_insert") + (e.map_assign ? ", assign" : "") : "")
               << other_keys(e)
+              << (e.order.empty() ? "" : "; order: " + e.order + (e.native_batch ? "; native batches" : "") +
+                                             (e.capacity ? "; bounded: " + std::to_string(e.capacity) + " items" : "; unbounded"))
               << (e.layout.empty() ? "" : "; " + e.layout) << "]\n";
   }
 }
@@ -110,6 +119,9 @@ Json registry_json(const Registry& registry) {
                     {"key_hashes", e.key_hashes},
                     {"concurrent_erase", e.concurrent_erase},
                     {"search_depths", e.search_depths},
+                    {"native_batch", e.native_batch},
+                    {"capacity", e.capacity},
+                    {"order", or_null(e.order)},
                     {"layout", e.layout},
                     {"model", e.model},
                     {"known_violation", e.known_violation},
@@ -171,7 +183,7 @@ int run_cli(int argc, const char* const* argv, const Registry& registry) {
   std::cout.flush();
 
   doc["trials"] = Json::array();
-  std::vector<double> throughput, ns_per_op;
+  std::vector<double> throughput, ns_per_op, items_per_s;
   int failures = 0;
   for (int t = 0; t < cfg.trials; ++t) {
     // Trial t runs from seed + t, so `--seed S+t --trials 1` replays it alone.
@@ -193,6 +205,7 @@ int run_cli(int argc, const char* const* argv, const Registry& registry) {
     }
     throughput.push_back(outcome.report["throughput_ops_per_s"].get<double>());
     ns_per_op.push_back(outcome.report["ns_per_op_per_thread"].get<double>());
+    if (outcome.report.contains("throughput_items_per_s")) items_per_s.push_back(outcome.report["throughput_items_per_s"].get<double>());
   }
 
   Json summary;
@@ -203,6 +216,7 @@ int run_cli(int argc, const char* const* argv, const Registry& registry) {
     summary["throughput_ops_per_s_min"] = *std::min_element(throughput.begin(), throughput.end());
     summary["throughput_ops_per_s_max"] = *std::max_element(throughput.begin(), throughput.end());
     summary["ns_per_op_per_thread_median"] = median(ns_per_op);
+    if (!items_per_s.empty()) summary["throughput_items_per_s_median"] = median(items_per_s);
   }
   summary["result"] = failures ? "FAIL" : "PASS";
   doc["summary"] = summary;

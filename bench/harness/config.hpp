@@ -23,6 +23,14 @@ constexpr std::string_view key_type_name(KeyType k) {
   return k == KeyType::digest ? "digest" : k == KeyType::bytes ? "bytes" : "u64";
 }
 
+// Queues (bench/workloads/queue_workload.hpp): pairs (each thread enqueues, then dequeues), split
+// (producers only enqueue, consumers dequeue until the producers are done and the queue is
+// empty), random (each operation an enqueue or a dequeue with equal probability).
+enum class QueueMode { pairs, split, random };
+constexpr std::string_view queue_mode_name(QueueMode m) {
+  return m == QueueMode::split ? "split" : m == QueueMode::random ? "random" : "pairs";
+}
+
 struct Config {
   std::string ds;
   int threads = 1;                 // update threads
@@ -53,10 +61,15 @@ struct Config {
   bool presize = true;               // hash maps: sized for the expected keys at construction (SizeHint)
   std::string malloc = "glibc";      // the process's global allocator (--malloc), as served
   // Black-box structures (METHOD.STRUCTURE, bench/blackbox_workload.hpp).
-  std::optional<std::uint64_t> prefill_items;  // items added before measuring; unset: the paper's
+  std::optional<std::uint64_t> prefill_items;  // items added before measuring; unset: the paper's (queues: none)
   std::uint32_t external_work = 0;   // random private cache lines written after each operation
   int nr_replicas = 0;               // NR virtual nodes; 0: one per NUMA node (hwloc)
   std::uint64_t nr_log_entries = 0;  // NR log capacity; 0: the default (2^16 entries)
+  // Queues (kind queue).
+  QueueMode queue_mode = QueueMode::pairs;
+  int producers = 0;                   // split: the threads that only enqueue (the first ones)
+  std::uint32_t batch = 1;             // items per operation (1: single-item operations)
+  std::optional<std::uint64_t> items;  // fixed work: items moved in all, elapsed time measured
   int trials = 1;
   // Perf counters and RSS per trial. Off only for lincheck's histories of a few dozen
   // operations, where opening ~10 counters per thread and resetting the peak RSS cost more

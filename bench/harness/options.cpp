@@ -43,8 +43,47 @@ struct RawOptions {
               prng = "xoshiro256starstar", seed, reseed_every = "0", pin = "compact",
               latency_sample = "0", reclaimer, allocator, malloc, trials = "1", json, keys = "u64", hash, presize = "yes";
   bool list = false, reclaim_eager = false;
-  std::string prefill_items, external_work, nr_replicas, nr_log_entries;  // black-box structures
+  std::string prefill_items, external_work, nr_replicas, nr_log_entries;  // black-box structures and queues
+  std::string queue_mode, producers, batch, items;                         // queues
 };
+
+// The options of queues; refused for the other kinds.
+void convert_queue(const RawOptions& raw, const StructureEntry& entry, Config& c) {
+  const bool queue = entry.kind == StructureKind::queue;
+  for (const auto& [option, given] : {std::pair{"--queue-mode", raw.queue_mode}, std::pair{"--producers", raw.producers},
+                                      std::pair{"--batch", raw.batch}, std::pair{"--items", raw.items}})
+    if (!queue && !given.empty())
+      throw UsageError{std::string(option) + ": structure '" + c.ds + "' does not take it; allowed: only with queues (kind queue)"};
+  if (!queue) return;
+  if (raw.queue_mode == "split") c.queue_mode = QueueMode::split;
+  else if (raw.queue_mode == "random") c.queue_mode = QueueMode::random;
+  else if (!raw.queue_mode.empty() && raw.queue_mode != "pairs")
+    throw UsageError{"--queue-mode: unknown mode '" + raw.queue_mode + "'; allowed: pairs, split, random"};
+  if (c.queue_mode == QueueMode::split) {
+    if (c.threads < 2)
+      throw UsageError{"--queue-mode split: needs a producer and a consumer, but --threads is 1; allowed: --threads 2 or more"};
+    c.producers = raw.producers.empty() ? c.threads / 2
+                                        : parse_integer<int>("--producers", raw.producers, 1, c.threads - 1);
+  } else if (!raw.producers.empty()) {
+    throw UsageError{"--producers: only split mode has producers; allowed: with --queue-mode split"};
+  }
+  if (!raw.batch.empty()) c.batch = parse_integer<std::uint32_t>("--batch", raw.batch, 1, 64);
+  if (!raw.items.empty()) {
+    if (!raw.ops.empty() || !raw.duration_ms.empty())
+      throw UsageError{"--items: a fixed number of items replaces --duration-ms and --ops; allowed: one of them"};
+    if (c.queue_mode == QueueMode::random)
+      throw UsageError{"--items: random mode moves no fixed number of items; allowed: --queue-mode pairs or split"};
+    c.items = parse_integer<std::uint64_t>("--items", raw.items, 1, std::uint64_t{1} << 40);
+  }
+  // A split trial ends when its consumers have emptied the queue: an operation count would
+  // stop them first and leave producers of a bounded queue waiting forever.
+  if (c.ops && c.queue_mode == QueueMode::split)
+    throw UsageError{"--ops: split mode ends when the consumers have emptied the queue; allowed: --items N or --duration-ms"};
+  if (entry.capacity && c.queue_mode != QueueMode::split &&
+      c.prefill_items.value_or(0) + static_cast<std::uint64_t>(c.threads) * c.batch > entry.capacity)
+    throw UsageError{"--prefill-items: structure '" + c.ds + "' holds at most " + std::to_string(entry.capacity) +
+                     " items and would block forever; allowed: prefill plus threads x batch up to that"};
+}
 
 // The options of the black-box structures (METHOD.STRUCTURE); refused for the others.
 void convert_blackbox(const RawOptions& raw, const StructureEntry& entry, Config& c) {
@@ -53,7 +92,8 @@ void convert_blackbox(const RawOptions& raw, const StructureEntry& entry, Config
       throw UsageError{std::string(option) + ": structure '" + c.ds + "' does not take it; allowed: only with " + which};
   };
   const bool black_box = entry.kind == StructureKind::black_box;
-  refuse("--prefill-items", black_box, raw.prefill_items, "black-box structures (kind black_box, e.g. nr.stack)");
+  refuse("--prefill-items", black_box || entry.kind == StructureKind::queue, raw.prefill_items,
+         "black-box structures (kind black_box, e.g. nr.stack) and queues");
   refuse("--external-work", black_box, raw.external_work, "black-box structures (kind black_box, e.g. nr.stack)");
   refuse("--nr-replicas", entry.node_replicated, raw.nr_replicas, "Node Replication structures (method nr)");
   refuse("--nr-log-entries", entry.node_replicated, raw.nr_log_entries, "Node Replication structures (method nr)");
@@ -85,6 +125,9 @@ Config convert(const RawOptions& raw, const Registry& registry) {
   const StructureEntry* entry = registry.find(raw.ds);
   if (!entry) throw UsageError{"--ds: unknown structure '" + raw.ds + "'; allowed: " + join(names, ", ")};
   c.ds = raw.ds;
+  if (entry->unavailable_reason)
+    if (const std::string why = entry->unavailable_reason(); !why.empty())
+      throw UsageError{"--ds: structure '" + c.ds + "' cannot run on this machine: " + why + "; allowed: another structure"};
 
   constexpr int max_threads = 4096;
   c.threads = parse_integer<int>("--threads", raw.threads, 1, max_threads);
@@ -229,6 +272,7 @@ Config convert(const RawOptions& raw, const Registry& registry) {
   }
   c.trials = parse_integer<int>("--trials", raw.trials, 1, 100'000);
   convert_blackbox(raw, *entry, c);
+  convert_queue(raw, *entry, c);
 
   if (!raw.json.empty()) {
     std::ofstream probe(raw.json, std::ios::app);  // fail now, not after the trials ran
@@ -299,11 +343,16 @@ std::variant<Config, UsageError, HelpShown> parse_command_line(int argc, const c
                  "size, so the trial includes its growth [yes]");
   app.add_option("--malloc", raw.malloc, "The process's global allocator: glibc | jemalloc | mimalloc | tcmalloc [the one serving: glibc]");
   app.add_option("--prefill-items", raw.prefill_items,
-                 "Black-box structures: items added before measuring [200000, 10000 for sorted_set, capped at --key-range]");
+                 "Black-box structures and queues: items added before measuring [black box: 200000, 10000 for sorted_set, "
+                 "capped at --key-range; queues: 0]");
   app.add_option("--external-work", raw.external_work,
                  "Black-box structures: random private cache lines written after each operation [0]");
   app.add_option("--nr-replicas", raw.nr_replicas, "Node Replication: K virtual nodes, one replica each [one per NUMA node]");
   app.add_option("--nr-log-entries", raw.nr_log_entries, "Node Replication: log capacity, rounded up to a power of two [65536]");
+  app.add_option("--queue-mode", raw.queue_mode, "Queues: pairs | split | random [pairs]");
+  app.add_option("--producers", raw.producers, "Queues, split mode: threads that only enqueue, 1..threads-1 [threads/2]");
+  app.add_option("--batch", raw.batch, "Queues: items per enqueue and dequeue, 1..64 [1]");
+  app.add_option("--items", raw.items, "Queues: move this many items in all and time it, instead of a duration");
   app.add_option("--trials", raw.trials, "Repeat the trial N times and print the median [1]");
   app.add_option("--json", raw.json, "Also write the results as JSON to FILE");
   if (auto stop = parse_with_cli11(app, argc, argv)) {

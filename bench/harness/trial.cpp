@@ -127,7 +127,7 @@ TrialOutcome run_trial(TrialWorkload& workload, const TrialContext& ctx) {
   const bool prefill_failed = workload.prefill_failed();
   if (prefill_failed) stop.store(true, std::memory_order_relaxed);  // measure nothing
   team.sync();  // 4
-  if (!cfg.ops && !prefill_failed) {
+  if (!cfg.ops && !cfg.items && !prefill_failed) {
     std::this_thread::sleep_for(std::chrono::milliseconds(cfg.duration_ms));
     stop.store(true, std::memory_order_relaxed);
   }

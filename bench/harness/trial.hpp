@@ -34,7 +34,14 @@ std::uint64_t measured_loop(W& workload, int tid, typename W::ThreadState& st, c
                             std::uint64_t op_limit, std::uint32_t sample_every, LatencyHistogram* latency) {
   std::uint64_t ops = 0;
   std::uint64_t until_sample = sample_every ? sample_every : UINT64_MAX;
-  while (ops < op_limit && !stop.load(std::memory_order_relaxed)) {
+  while (ops < op_limit) {
+    // A workload with an end of its own (a queue's consumers drain until the producers are
+    // done) decides, told whether the stop was asked; the others stop when asked.
+    if constexpr (EndsItself<W>) {
+      if (workload.done(tid, st, stop.load(std::memory_order_relaxed))) break;
+    } else if (stop.load(std::memory_order_relaxed)) {
+      break;
+    }
     if (--until_sample == 0) [[unlikely]] {
       until_sample = sample_every;
       const std::uint64_t begin = now_ns();

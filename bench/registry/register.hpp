@@ -28,10 +28,12 @@
 #include "bench/check/blackbox_differential.hpp"
 #include "bench/check/differential.hpp"
 #include "bench/check/history.hpp"
+#include "bench/check/queue_differential.hpp"
 #include "bench/harness/trial.hpp"
 #include "bench/registry/registry.hpp"
 #include "bench/registry/shard.hpp"
 #include "bench/workloads/blackbox_workload.hpp"
+#include "bench/workloads/queue_workload.hpp"
 #include "bench/workloads/set_workload.hpp"
 #include "cdsbench/nr/flat_combining.hpp"
 #include "cdsbench/nr/node_replication.hpp"
@@ -339,7 +341,7 @@ struct SetTrial<TypeList<Vs...>, TypeList<Ds...>> {
   template <class Result, class Fn>
   static Result with_keyed_build(const TrialContext& ctx, Fn fn) {
     std::optional<Result> out;
-    auto visit = [&]<class D>() {
+    [[maybe_unused]] auto visit = [&]<class D>() {
       if (!out && ctx.config.keys == key_type_of<typename D::key_type>() && ctx.config.hash == D::hash_type::name)
         out.emplace(fn.template operator()<D>());
     };
@@ -404,6 +406,38 @@ StructureEntry blackbox_entry(TypeList<Ms...> list, About about) {
 template <class List>
 StructureEntry blackbox_structure(About about) {
   return detail::blackbox_entry(variants_t<List>{}, std::move(about));
+}
+
+namespace detail {
+template <ConcurrentQueue... Qs>
+StructureEntry queue_entry(TypeList<Qs...> list, About about) {
+  using First = first_t<Qs...>;
+  StructureEntry e = entry_for(list, std::move(about));
+  e.native_batch = HasNativeBatch<First>;
+  if constexpr (requires { First::default_capacity; }) e.capacity = First::default_capacity;
+  if constexpr (requires { First::order; }) e.order = First::order;
+  else e.order = "fifo";
+  if constexpr (requires { First::unavailable_reason(); }) e.unavailable_reason = &First::unavailable_reason;
+  e.run_trial = &run_variant_trial<QueueWorkload, Qs...>;
+  // Histories follow the checker's queue model only where the queue is linearizable.
+  if (e.order == "fifo") {
+    e.model = "queue";
+    e.record_history = &record_variant_history<QueueWorkload, Qs...>;
+  }
+  e.differential = [](const DifferentialRun& run) {
+    return differential_of(TypeList<Qs...>{}, run, []<class V>(const DifferentialRun& r) { return queue_differential<V>(r); });
+  };
+  return e;
+}
+}  // namespace detail
+
+// A FIFO queue (or its variants) run by the queue workload; about.kind must be queue. What the
+// entry says of it is read off the type: native batch operations (HasNativeBatch), a bounded
+// queue's `default_capacity` (the harness builds it so), and an `order` weaker than linearizable FIFO ("per_producer_fifo",
+// "relaxed"), which leaves it out of the linearizability check.
+template <class List>
+StructureEntry queue_structure(About about) {
+  return detail::queue_entry(variants_t<List>{}, std::move(about));
 }
 
 // The five black-box methods over one sequential structure D: nr.S, sl.S, rwl.S, fc.S, fcplus.S

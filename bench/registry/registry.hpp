@@ -99,8 +99,17 @@ struct StructureEntry {
   bool concurrent_erase = true;
   bool node_replicated = false;      // takes --nr-replicas and --nr-log-entries
   std::uint64_t max_key_range = 0;   // 0: no limit of its own (the synthetic buffer has one)
+  // Queues: native batch operations (else batches are single operations); the items a bounded
+  // queue holds (0: unbounded); FIFO per producer only, not linearizable as a queue
+  // (moodycamel), or relaxed (reorders items: reported, not failed).
+  bool native_batch = false;
+  std::uint64_t capacity = 0;
+  std::string order;  // "fifo" (linearizable), "per_producer_fifo", "relaxed"; "" for other kinds
 
   TrialOutcome (*run_trial)(const TrialContext&) = nullptr;
+  // Why the structure cannot run on this machine ("" if it can; e.g. LCRQ without cmpxchg16b),
+  // or null when it always can.
+  std::string (*unavailable_reason)() = nullptr;
 
   // Correctness toolkit (null for `null`, which by design stores nothing).
   std::string model;  // the lincheck checker model its histories follow ("set", "stack", ...)

@@ -1,4 +1,4 @@
-// Our sets and maps, one registration line each, in the order --list shows them (then
+// Our sets, maps and queues, one registration line each, in the order --list shows them (then
 // peers.cpp's, then black_box.cpp's). To add a structure: include its header and add its
 // line (bench/registry/register.hpp says what a line may call). This file is compiled once
 // per shard (bench/CMakeLists.txt); each line is instantiated in one shard only.
@@ -20,6 +20,10 @@
 #include "cdsbench/set/list/harris_michael.hpp"
 #include "cdsbench/set/list/lazy.hpp"
 #include "cdsbench/set/locked_std_set.hpp"
+#include "cdsbench/queue/batch_queue.hpp"
+#include "cdsbench/queue/lcrq.hpp"
+#include "cdsbench/queue/locked_ring_queue.hpp"
+#include "cdsbench/queue/michael_scott_queue.hpp"
 
 namespace cdsb::bench {
 namespace {
@@ -30,6 +34,8 @@ template <class R> using MichaelMap = MichaelHashMap<R>;
 template <class R> using SplitOrdered = SplitOrderedMap<R>;
 template <class R> using FeldmanWaitFree = FeldmanWaitFreeMap<R>;
 template <class R> using SeqlockProbe = SeqlockProbeMap<R>;
+template <class R> using MichaelScott = MichaelScottQueue<R>;
+template <class R> using LcrqQueue = Lcrq<R>;
 // The maps with other keys and a named hash (digest_keyed, byte_keyed), through their default variant.
 template <class K, class H> using DedupChainingDigest = DedupChainingMap<K, std::uint64_t, H>;
 template <class K, class H> using MichaelDigest = MichaelHashMap<reclaim::EpochBased<>, K, std::uint64_t, H>;
@@ -114,6 +120,27 @@ void add_structures(RegistryShard& shard) {
        .description = "ours, built to be the fastest: open addressing over 64-byte buckets of 3 inline entries, finds "
                       "validated by a per-bucket seqlock (they write nothing), updates under bucket locks, doubling "
                       "under all locks"}));
+
+  // ---- queues (queue/): run by the queue workload ---------------------------------------------
+  CDSB_REGISTER(queue_structure<LockedRingQueue>(
+      {.name = "locked_ring_queue", .kind = queue,
+       .description = "PARSEC 3.0 dedup's queue (the dedup study's baseline): a bounded ring under one mutex, two condition "
+                      "variables, batch operations, producers-done termination"}));
+  CDSB_REGISTER(queue_structure<variant_axes<MichaelScott, AllReclaimers, AllocationPolicies>>(
+      {.name = "michael_scott_queue", .kind = queue,
+       .description = "Michael-Scott lock-free queue (PODC 1996): a linked list with a dummy head, CAS on the last link and on head"}));
+  CDSB_REGISTER(queue_structure<variant_matrix<MichaelScottQueueBackoff, AllReclaimers, AllocatorList<SystemAllocator>>>(
+      {.name = "michael_scott_queue_backoff", .kind = queue,
+       .description = "Michael-Scott queue with bounded exponential backoff after a failed CAS (the paper's measured variant)"}));
+  CDSB_REGISTER(queue_structure<variant_axes<BatchQueue, WholeOperationReclaimers, AllocationPolicies>>(
+      {.name = "batch_queue", .kind = queue,
+       .description = "ours, for the dedup study's question: a Michael-Scott list of item arrays; a batch is one "
+                      "linearizable operation, one CAS to link it, one double-width CAS to take one"}));
+  // A ring (64 KiB) is allocated once per 4,096 items in flight: no allocator axis.
+  CDSB_REGISTER(queue_structure<variant_matrix<LcrqQueue, AllReclaimers, AllocatorList<SystemAllocator>>>(
+      {.name = "lcrq", .kind = queue,
+       .description = "Morrison-Afek LCRQ (PPoPP 2013): a list of rings of 4,096 cells, fetch-and-add tickets, "
+                      "double-width CAS per cell (cmpxchg16b)"}));
 }
 
 template void add_structures<CDSBENCH_REGISTRY_SHARD>(RegistryShard&);

@@ -40,6 +40,14 @@ concept Workload = requires(W& w, const W& cw, int tid, typename W::ThreadState&
   { w.finish(j) } -> std::same_as<bool>;     // validation passed
 };
 
+// Optional: a workload whose threads end on a condition of their own (a fixed amount of work
+// done, or a queue drained after its producers ended) says so in done(tid, st, stop_asked),
+// which the measured loop asks before each operation instead of reading the stop flag.
+template <class W>
+concept EndsItself = requires(W& w, int tid, typename W::ThreadState& st) {
+  { w.done(tid, st, true) } -> std::same_as<bool>;
+};
+
 // The per-thread state every workload starts from: the thread's own generator (P2, P3), its
 // operation mix (P4), and per-type counts. A workload's ThreadState derives from it.
 template <int OpTypes>

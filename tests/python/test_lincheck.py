@@ -47,6 +47,28 @@ def test_other_broken_structures_are_caught(tmp_path, ds):
     assert int(summary(out, ds)["violations"]) > 0
 
 
+@pytest.mark.parametrize("ds", ["broken_queue_stale_empty", "broken_queue_reorders", "broken_queue_duplicates"])
+def test_broken_queues_are_caught(tmp_path, ds):
+    """broken_queue_stale_empty loses no item (its trials validate): only the checker sees its
+    empty answers."""
+    code, out, _ = run("cdsbench-lincheck-testing", "--ds", ds, "--histories", "1000", "--out", tmp_path)
+    assert code == 1
+    assert int(summary(out, ds)["not_linearizable"]) > 0
+
+
+def test_a_queue_with_native_batches_is_checked_with_batch_operations(tmp_path):
+    """Odd seeds record batches of 3 as single operations of the queue model: enqueue_batch(first,
+    count) and dequeue_batch(max) -> [items]; a queue without native batches only single ones."""
+    for ds, batches in (("batch_queue", True), ("locked_ring_queue", True), ("michael_scott_queue", False)):
+        code, out, err = run("cdsbench-lincheck", "--ds", ds, "--reclaimer", "ebr" if ds != "locked_ring_queue" else "immediate",
+                             "--histories", "200", "--out", tmp_path / ds)
+        assert code == 0, out + err
+        text = pathlib.Path(summary(out, ds)["histories_file"]).read_text()
+        assert ('"op":"dequeue_batch","args":[3],"result":[' in text) == batches
+        assert ('"op":"enqueue_batch","args":[' in text) == batches
+        assert '"op":"dequeue","args":[],"result":' in text
+
+
 def test_every_variant_of_a_list_is_checked_and_split_variants_shares_the_histories(tmp_path):
     code, out, err = run("cdsbench-lincheck", "--ds", "harris_michael_list", "--histories", "70",
                          "--long-histories", "0", "--out", tmp_path)

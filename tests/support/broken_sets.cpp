@@ -3,8 +3,11 @@
 #include "support/broken_sets.hpp"
 
 #include <atomic>
+#include <deque>
 #include <limits>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -138,6 +141,52 @@ bench::StructureEntry broken(std::string name, std::string description) {
   return e;
 }
 
+// A queue behind one mutex, each operation's fault chosen by Fault: the broken queues below.
+enum class QueueFault { loses_items, duplicates_items, reorders_items, stale_empty };
+
+template <QueueFault Fault>
+class BrokenQueue {
+ public:
+  explicit BrokenQueue(int) {}
+  void enqueue(int, std::uint64_t v) {
+    std::scoped_lock guard(lock_);
+    ++enqueues_;
+    if (Fault == QueueFault::loses_items && enqueues_ % 97 == 0) return;       // claims it, drops it
+    if (Fault == QueueFault::reorders_items && enqueues_ % 7 == 0) {            // jumps the queue
+      items_.push_front(v);
+      return;
+    }
+    items_.push_back(v);
+  }
+  std::optional<std::uint64_t> dequeue(int) {
+    std::scoped_lock guard(lock_);
+    ++dequeues_;
+    if (Fault == QueueFault::stale_empty && dequeues_ % 8 == 0) return std::nullopt;  // empty, though it is not
+    if (items_.empty()) return std::nullopt;
+    const std::uint64_t v = items_.front();
+    if (!(Fault == QueueFault::duplicates_items && dequeues_ % 89 == 0)) items_.pop_front();  // hands it out twice
+    return v;
+  }
+  template <class Fn>
+  void for_each_item(Fn&& fn) const {
+    std::scoped_lock guard(lock_);
+    for (const std::uint64_t v : items_) fn(v);
+  }
+
+ private:
+  mutable std::mutex lock_;
+  std::deque<std::uint64_t> items_;
+  std::uint64_t enqueues_ = 0, dequeues_ = 0;
+};
+
+template <class Q>
+bench::StructureEntry broken_queue(std::string name, std::string description) {
+  bench::StructureEntry e =
+      bench::queue_structure<Q>({.name = std::move(name), .kind = bench::StructureKind::queue, .description = "test only: " + description});
+  e.deliberately_broken = true;
+  return e;
+}
+
 }  // namespace
 
 bench::Registry registry_with_broken_sets() {
@@ -147,6 +196,13 @@ bench::Registry registry_with_broken_sets() {
   r.add(broken<FailsInvariantSet>("broken_invariant", "check_invariants reports a violation"));
   r.add(broken<StaleContainsSet>("broken_stale_contains", "1 contains in 4 reads a stale copy"));
   r.add(broken<StaleFindMap>("broken_stale_find_map", "1 find in 4 reads a stale copy of the entries"));
+  r.add(broken_queue<BrokenQueue<QueueFault::loses_items>>("broken_queue_loses", "drops every 97th item it enqueues"));
+  r.add(broken_queue<BrokenQueue<QueueFault::duplicates_items>>("broken_queue_duplicates",
+                                                                 "every 89th dequeue leaves its item in the queue"));
+  r.add(broken_queue<BrokenQueue<QueueFault::reorders_items>>("broken_queue_reorders",
+                                                               "every 7th enqueue puts its item at the front"));
+  r.add(broken_queue<BrokenQueue<QueueFault::stale_empty>>("broken_queue_stale_empty",
+                                                            "every 8th dequeue answers empty whatever the queue holds"));
   r.add(bench::set_structure<NoRangeQuerySet>({.name = "test_no_range_query", .kind = bench::StructureKind::ordered_set,
                                                .description = "test only: a sound set without range queries"}));
   return r;

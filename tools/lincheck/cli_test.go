@@ -113,6 +113,40 @@ func TestCLIEndToEnd(t *testing.T) {
 	}
 }
 
+// Batch histories through the real process: list results are parsed, checked
+// and drawn in the visualisation (JSON inside the HTML, hence \u003e for >).
+func TestCLIBatchEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		model, drawn string
+		ok, bad      []hop
+	}{
+		{"queue", `dequeue_batch(4) -\u003e [1,10,2,11]`, named(accepted, "queue", "staggered, single and batch operations"),
+			named(rejected, "queue", "items of two overlapping enqueue_batch dequeued interleaved")},
+		{"stack", `pop_batch(4) -\u003e [11,2,10,1]`, named(accepted, "stack", "staggered, single and batch operations"),
+			named(rejected, "stack", "items of two overlapping push_batch popped interleaved")},
+	} {
+		file := filepath.Join(dir, tc.model+".jsonl")
+		if err := os.WriteFile(file, []byte(jsonl(`{"batch": 4}`, 1, tc.ok, tc.bad, tc.ok)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		html := filepath.Join(dir, tc.model)
+		code, stdout, stderr := runProcess(t, "--model", tc.model, "--input", file, "--html-dir", html)
+		want := fmt.Sprintf("violation history=2 model=%s ops=3 meta={\"batch\":4}\nvisualization=%s\nhistories=3 violations=1 unknown=0\n",
+			tc.model, filepath.Join(html, "history-2.html"))
+		if code != exitViolation || stdout != want || stderr != "" {
+			t.Fatalf("%s: exit %d\nstdout:\n%s\nwant:\n%s\nstderr:\n%s", tc.model, code, stdout, want, stderr)
+		}
+		b, err := os.ReadFile(filepath.Join(html, "history-2.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), tc.drawn) {
+			t.Errorf("%s: history-2.html does not show %q", tc.model, tc.drawn)
+		}
+	}
+}
+
 func TestCLIUsageErrors(t *testing.T) {
 	cases := []struct {
 		args []string
@@ -151,11 +185,11 @@ func TestInputErrors(t *testing.T) {
 		{"not an object", "set", `[1, 2]`, "line 3: a line must be a JSON object"},
 		{"trailing data", "set", okLine + ` {}`, "line 3: invalid JSON"},
 		{"string result", "set", `{"history": 1, "thread": 1, "op": "contains", "args": [5], "result": "yes", "call": 1, "return": 2}`,
-			`line 3: "result" must be an integer or null`},
+			`line 3: "result" must be an integer, null or an array of integers`},
 		{"float result", "set", `{"history": 1, "thread": 1, "op": "contains", "args": [5], "result": 1.5, "call": 1, "return": 2}`,
-			`line 3: "result" must be an integer or null`},
+			`line 3: "result" must be an integer, null or an array of integers`},
 		{"boolean result", "set", `{"history": 1, "thread": 1, "op": "contains", "args": [5], "result": true, "call": 1, "return": 2}`,
-			`line 3: "result" must be an integer or null`},
+			`line 3: "result" must be an integer, null or an array of integers`},
 		{"missing result", "set", `{"history": 1, "thread": 1, "op": "contains", "args": [5], "call": 1, "return": 2}`,
 			`line 3: missing "result"`},
 		{"missing history", "set", `{"thread": 1, "op": "contains", "args": [5], "result": 0, "call": 1, "return": 2}`,
@@ -180,6 +214,34 @@ func TestInputErrors(t *testing.T) {
 			`line 3: op "insert" of model map takes 2 argument(s), got 1`},
 		{"second meta line", "set", `{"meta": {"seed": 2}}`, `line 3: a "meta" line must be the first line`},
 		{"meta with other fields", "set", `{"meta": {}, "history": 1}`, `line 3: a "meta" line must have no other field`},
+		{"list result with a string", "queue", `{"history": 1, "thread": 1, "op": "dequeue_batch", "args": [2], "result": [1, "a"], "call": 1, "return": 2}`,
+			`line 3: "result" must be an integer, null or an array of integers`},
+		{"list result with a float", "queue", `{"history": 1, "thread": 1, "op": "dequeue_batch", "args": [2], "result": [1.5], "call": 1, "return": 2}`,
+			`line 3: "result" must be an integer, null or an array of integers`},
+		{"list result out of range", "queue", `{"history": 1, "thread": 1, "op": "dequeue_batch", "args": [2], "result": [9223372036854775808], "call": 1, "return": 2}`,
+			`line 3: "result" must be an integer, null or an array of integers`},
+		{"nested list result", "stack", `{"history": 1, "thread": 1, "op": "pop_batch", "args": [2], "result": [[1], 2], "call": 1, "return": 2}`,
+			`line 3: "result" must be an integer, null or an array of integers`},
+		{"object result", "stack", `{"history": 1, "thread": 1, "op": "pop", "args": [], "result": {"v": 1}, "call": 1, "return": 2}`,
+			`line 3: "result" must be an integer, null or an array of integers`},
+		{"list result with a trailing comma", "queue", `{"history": 1, "thread": 1, "op": "dequeue_batch", "args": [2], "result": [1,], "call": 1, "return": 2}`,
+			`line 3: invalid JSON`},
+		{"list result for a single op", "queue", `{"history": 1, "thread": 1, "op": "dequeue", "args": [], "result": [1], "call": 1, "return": 2}`,
+			`line 3: op "dequeue" of model queue returns an integer or null, got [1]`},
+		{"list result for a set op", "set", `{"history": 1, "thread": 1, "op": "contains", "args": [5], "result": [], "call": 1, "return": 2}`,
+			`line 3: op "contains" of model set returns an integer or null, got []`},
+		{"null result for dequeue_batch", "queue", `{"history": 1, "thread": 1, "op": "dequeue_batch", "args": [2], "result": null, "call": 1, "return": 2}`,
+			`line 3: op "dequeue_batch" of model queue returns an array of integers, got null`},
+		{"integer result for pop_batch", "stack", `{"history": 1, "thread": 1, "op": "pop_batch", "args": [2], "result": 3, "call": 1, "return": 2}`,
+			`line 3: op "pop_batch" of model stack returns an array of integers, got 3`},
+		{"zero count", "queue", `{"history": 1, "thread": 1, "op": "enqueue_batch", "args": [1, 0], "result": null, "call": 1, "return": 2}`,
+			`line 3: op "enqueue_batch" of model queue: count must be in 1..65536, got 0`},
+		{"huge count", "stack", `{"history": 1, "thread": 1, "op": "push_batch", "args": [1, 4611686018427387904], "result": null, "call": 1, "return": 2}`,
+			`line 3: op "push_batch" of model stack: count must be in 1..65536, got 4611686018427387904`},
+		{"zero max", "stack", `{"history": 1, "thread": 1, "op": "pop_batch", "args": [0], "result": [], "call": 1, "return": 2}`,
+			`line 3: op "pop_batch" of model stack: max must be >= 1, got 0`},
+		{"batch op without its count", "queue", `{"history": 1, "thread": 1, "op": "enqueue_batch", "args": [1], "result": null, "call": 1, "return": 2}`,
+			`line 3: op "enqueue_batch" of model queue takes 2 argument(s), got 1`},
 		{"same thread overlapping", "set", `{"history": 1, "thread": 0, "op": "contains", "args": [5], "result": 1, "call": 2, "return": 4}`,
 			`line 3: history 1 thread 0: operation (call 2) overlaps the thread's operation on line 2 (return 3)`},
 	}
@@ -191,6 +253,9 @@ func TestInputErrors(t *testing.T) {
 			}
 			if tc.model == "queue" {
 				okForModel = strings.Replace(strings.Replace(okLine, `"insert"`, `"enqueue"`, 1), `"result": 1`, `"result": null`, 1)
+			}
+			if tc.model == "stack" {
+				okForModel = strings.Replace(strings.Replace(okLine, `"insert"`, `"push_batch"`, 1), `"args": [5], "result": 1`, `"args": [5, 2], "result": null`, 1)
 			}
 			input := `{"meta": {"seed": 1}}` + "\n" + okForModel + "\n" + tc.bad + "\n" +
 				strings.Replace(okForModel, `"history": 1`, `"history": 2`, 1) + "\n"

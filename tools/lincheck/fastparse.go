@@ -4,13 +4,17 @@ package main
 // (needed for DisallowUnknownFields) costs ~10 µs a line, which dominated the
 // run time on files of hundreds of thousands of lines. fastScan accepts only
 // a strict subset of JSON: exactly the seven operation fields, each once,
-// with plain integers, null, an escape-free ASCII string and a flat integer array.
+// with plain integers, null, an escape-free ASCII string and flat integer
+// arrays (args, and a list result).
 // Anything else (the meta line, escapes, floats, errors, ...) makes it give up,
 // and parseLine falls back to encoding/json, which also produces the error
 // messages. The two paths must agree on every line the fast path accepts
 // (TestFastScanAgrees).
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 type fastFields struct {
 	history, thread, call, ret int64
@@ -61,9 +65,14 @@ func fastScan(line []byte) (f fastFields, ok bool) {
 			f.op, ok = p.plainString()
 		case "result":
 			bit = fResult
-			if p.null() {
+			switch {
+			case p.null():
 				f.result, ok = Nothing, true
-			} else {
+			case p.peek('['):
+				var l packed
+				l, ok = p.packedArray()
+				f.result = listValue(l)
+			default:
 				var v int64
 				v, ok = p.int()
 				f.result = Some(v)
@@ -108,6 +117,12 @@ func (p *scanner) lit(c byte) bool {
 		return true
 	}
 	return false
+}
+
+// peek skips whitespace and reports whether the next byte is c.
+func (p *scanner) peek(c byte) bool {
+	p.ws()
+	return p.i < len(p.b) && p.b[p.i] == c
 }
 
 func (p *scanner) null() bool {
@@ -182,5 +197,27 @@ func (p *scanner) intArray() ([]int64, bool) {
 			continue
 		}
 		return out, p.lit(']')
+	}
+}
+
+// packedArray reads a flat integer array straight into a packed list.
+func (p *scanner) packedArray() (packed, bool) {
+	if !p.lit('[') {
+		return "", false
+	}
+	if p.lit(']') {
+		return "", true
+	}
+	var b strings.Builder
+	for {
+		v, ok := p.int()
+		if !ok {
+			return "", false
+		}
+		putWord(&b, v)
+		if p.lit(',') {
+			continue
+		}
+		return packed(b.String()), p.lit(']')
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -24,6 +25,14 @@ var scanSeeds = []string{
 	`{"history": -0, "thread": 1, "op": "", "args": [5], "result": 1, "call": 1, "return": 2}`,
 	`{"meta": {"seed": 1}}`,
 	`{}`,
+	`{"history":3,"thread":1,"op":"dequeue_batch","args":[2],"result":[],"call":1,"return":2}`,
+	`{"history": 3, "thread": 1, "op": "pop_batch", "args": [3], "result": [ -1 , 9223372036854775807,-9223372036854775808 ], "call": 1, "return": 2}`,
+	`{"history": 3, "thread": 1, "op": "pop_batch", "args": [3], "result": [1, "a"], "call": 1, "return": 2}`,
+	`{"history": 3, "thread": 1, "op": "pop_batch", "args": [3], "result": [1,], "call": 1, "return": 2}`,
+	`{"history": 3, "thread": 1, "op": "pop_batch", "args": [3], "result": [[1], 2], "call": 1, "return": 2}`,
+	`{"history": 3, "thread": 1, "op": "pop_batch", "args": [3], "result": [1.0], "call": 1, "return": 2}`,
+	`{"history": 3, "thread": 1, "op": "pop_batch", "args": [3], "result": [9223372036854775808], "call": 1, "return": 2}`,
+	`{"history": 3, "thread": 1, "op": "pop_batch", "args": [3], "result": [1, 2, "call": 1, "return": 2}`,
 }
 
 // checkScanAgrees: whenever the fast path accepts a line, encoding/json
@@ -51,12 +60,56 @@ func TestFastScanAgrees(t *testing.T) {
 			accepted++
 		}
 	}
-	if accepted != 4 {
-		t.Errorf("fast path accepted %d seed lines, want 4", accepted)
+	if accepted != 6 {
+		t.Errorf("fast path accepted %d seed lines, want 6", accepted)
 	}
 	// The recorder's lines (as produced by jsonl) take the fast path.
 	if _, ok := fastScan([]byte(scanSeeds[0])); !ok {
 		t.Error("fast path rejects the documented example line")
+	}
+}
+
+// List results, through parseLine: the fast path takes the well-formed
+// ones, and bad ones are one-line input errors.
+func TestListResults(t *testing.T) {
+	cases := []struct {
+		result string
+		fast   bool   // taken by the fast path
+		want   string // the result as Value.String(), or the error
+	}{
+		{`[]`, true, "[]"},
+		{`[ ]`, true, "[]"},
+		{`[7]`, true, "[7]"},
+		{`[3, -2, 0, -9223372036854775808]`, true, "[3,-2,0,-9223372036854775808]"},
+		{`[-0]`, true, "[0]"},
+		{`[1, "a"]`, false, `line 7: "result" must be an integer, null or an array of integers`},
+		{`[[1]]`, false, `line 7: "result" must be an integer, null or an array of integers`},
+		{`[1.5]`, false, `line 7: "result" must be an integer, null or an array of integers`},
+		{`[1e3]`, false, `line 7: "result" must be an integer, null or an array of integers`},
+		{`[null]`, false, `line 7: "result" must be an integer, null or an array of integers`},
+		{`[9223372036854775808]`, false, `line 7: "result" must be an integer, null or an array of integers`},
+		{`[1,]`, false, "line 7: invalid JSON"},
+		{`[,1]`, false, "line 7: invalid JSON"},
+		{`[01]`, false, "line 7: invalid JSON"},
+		{`[1 2]`, false, "line 7: invalid JSON"},
+		{`null`, true, `line 7: op "dequeue_batch" of model queue returns an array of integers, got null`},
+	}
+	for _, tc := range cases {
+		line := []byte(`{"history": 1, "thread": 1, "op": "dequeue_batch", "args": [4], "result": ` + tc.result + `, "call": 1, "return": 2}`)
+		if _, ok := fastScan(line); ok != tc.fast {
+			t.Errorf("%s: fast path ok=%v, want %v", tc.result, ok, tc.fast)
+		}
+		checkScanAgrees(t, line)
+		rec, err := parseLine(line, 7, registry["queue"])
+		got := ""
+		if err != nil {
+			got = err.Error()
+		} else {
+			got = rec.result.String()
+		}
+		if !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%s: got %q, want %q", tc.result, got, tc.want)
+		}
 	}
 }
 

@@ -25,11 +25,14 @@ type hop struct {
 	result    Value
 }
 
-// o builds a hop: result is nil (null) or an int.
+// o builds a hop: result is nil (null), an int, or a []int64 (a list).
 func o(thread, call, ret int64, op string, result interface{}, args ...int64) hop {
 	h := hop{thread: thread, call: call, ret: ret, op: op, args: args}
-	if result != nil {
-		h.result = Some(int64(result.(int)))
+	switch r := result.(type) {
+	case int:
+		h.result = Some(int64(r))
+	case []int64:
+		h.result = ListOf(r...)
 	}
 	if h.args == nil {
 		h.args = []int64{}
@@ -95,18 +98,18 @@ var opGens = map[string]opGen{
 		}
 		return "find", []int64{k}
 	},
-	"queue": func(r *rand.Rand) (string, []int64) {
+	"queue": withBatches(func(r *rand.Rand) (string, []int64) {
 		if r.Intn(2) == 0 {
 			return "enqueue", []int64{int64(r.Intn(4))}
 		}
 		return "dequeue", []int64{}
-	},
-	"stack": func(r *rand.Rand) (string, []int64) {
+	}, "enqueue_batch", "dequeue_batch"),
+	"stack": withBatches(func(r *rand.Rand) (string, []int64) {
 		if r.Intn(2) == 0 {
 			return "push", []int64{int64(r.Intn(4))}
 		}
 		return "pop", []int64{}
-	},
+	}, "push_batch", "pop_batch"),
 	"pqueue": func(r *rand.Rand) (string, []int64) {
 		switch r.Intn(3) {
 		case 0:
@@ -116,6 +119,48 @@ var opGens = map[string]opGen{
 		}
 		return "find_min", []int64{}
 	},
+}
+
+// withBatches makes a third of single's operations batches of 1-3 items
+// (small values, so that batches and single items share values).
+func withBatches(single opGen, in, out string) opGen {
+	return func(r *rand.Rand) (string, []int64) {
+		switch r.Intn(6) {
+		case 0:
+			return in, []int64{int64(r.Intn(4)), int64(1 + r.Intn(3))}
+		case 1:
+			return out, []int64{int64(1 + r.Intn(3))}
+		}
+		return single(r)
+	}
+}
+
+// mutate returns a random result of v's kind (the input rejects a list
+// result for a non-list op, and the reverse), often a wrong one. A list
+// loses its order or its last item (near misses), or is replaced.
+func mutate(r *rand.Rand, v Value) Value {
+	if v.IsList {
+		l := make([]int64, v.L.n())
+		for i := range l {
+			l[i] = v.L.at(i)
+		}
+		switch {
+		case len(l) >= 2 && r.Intn(3) == 0:
+			l[0], l[1] = l[1], l[0]
+		case len(l) >= 1 && r.Intn(2) == 0:
+			l = l[:len(l)-1]
+		default:
+			l = l[:0]
+			for n := r.Intn(4); n > 0; n-- {
+				l = append(l, int64(r.Intn(4)))
+			}
+		}
+		return ListOf(l...)
+	}
+	if r.Intn(4) == 0 {
+		return Nothing
+	}
+	return Some(int64(r.Intn(4)))
 }
 
 // genLinearizable simulates `threads` threads running `total` operations

@@ -7,6 +7,7 @@ package main
 //	{"history": 3, "thread": 1, "op": "insert", "args": [5, 50], "result": 1, "call": 1234, "return": 1300}
 //
 // optionally preceded by one {"meta": {...}} line (the first non-blank line).
+// "result" is an int64, null, or an array of int64 (what a batch operation took).
 // Lines are parsed in parallel; the error reported is the one on the lowest
 // line number.
 
@@ -209,7 +210,7 @@ var fieldKinds = map[string]string{
 	"return":  "an integer",
 	"op":      "a string",
 	"args":    "an array of integers",
-	"result":  "an integer or null",
+	"result":  "an integer, null or an array of integers",
 }
 
 // parseLine parses one non-blank line: fastScan for the common case, else
@@ -229,7 +230,7 @@ func parseLine(line []byte, lineNo int, spec SequentialSpec) (record, error) {
 	if f.call > f.ret {
 		return record{}, &InputError{lineNo, fmt.Sprintf(`"call" (%d) is after "return" (%d)`, f.call, f.ret)}
 	}
-	if err := spec.CheckOp(f.op, f.args); err != nil {
+	if err := spec.CheckOp(f.op, f.args, f.result); err != nil {
 		return record{}, &InputError{lineNo, err.Error()}
 	}
 	return record{
@@ -300,11 +301,26 @@ func slowScan(line []byte, lineNo int) (f fastFields, meta []byte, err error) {
 			return fail("missing or null %q (must be %s)", fd.name, fieldKinds[fd.name])
 		}
 	}
-	f.result = Nothing
-	if string(raw.Result) != "null" {
+	switch {
+	case string(raw.Result) == "null":
+		f.result = Nothing
+	case raw.Result[0] == '[':
+		var l []*int64 // pointers: encoding/json would decode [null] as [0]
+		if err := json.Unmarshal(raw.Result, &l); err != nil {
+			return fail(`"result" must be %s`, fieldKinds["result"])
+		}
+		ws := make([]int64, len(l))
+		for i, p := range l {
+			if p == nil {
+				return fail(`"result" must be %s`, fieldKinds["result"])
+			}
+			ws[i] = *p
+		}
+		f.result = ListOf(ws...)
+	default:
 		v, err := strconv.ParseInt(string(raw.Result), 10, 64)
 		if err != nil {
-			return fail(`"result" must be an integer or null`)
+			return fail(`"result" must be %s`, fieldKinds["result"])
 		}
 		f.result = Some(v)
 	}

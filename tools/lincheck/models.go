@@ -40,11 +40,13 @@ type setSpec struct {
 	keyedOps
 }
 
-var setOps = []opSig{{"insert", 1, 2}, {"erase", 1, 1}, {"contains", 1, 1}}
+var setOps = []opSig{{"insert", 1, 2, scalarOp}, {"erase", 1, 1, scalarOp}, {"contains", 1, 1, scalarOp}}
 
-func (setSpec) Name() string                          { return "set" }
-func (setSpec) CheckOp(op string, args []int64) error { return checkSig("set", setOps, op, args) }
-func (setSpec) DescribeState(s State) string          { return s.(packed).describe(1, "{", "}") }
+func (setSpec) Name() string { return "set" }
+func (setSpec) CheckOp(op string, args []int64, res Value) error {
+	return checkSig("set", setOps, op, args, res)
+}
+func (setSpec) DescribeState(s State) string { return s.(packed).describe(1, "{", "}") }
 
 func (setSpec) Apply(st State, op string, args []int64) (State, Value) {
 	s := st.(packed)
@@ -81,11 +83,14 @@ type mapSpec struct {
 	keyedOps
 }
 
-var mapOps = []opSig{{"insert", 2, 2}, {"erase", 1, 1}, {"find", 1, 1}, {"find_or_insert", 2, 2}, {"assign", 2, 2}}
+var mapOps = []opSig{{"insert", 2, 2, scalarOp}, {"erase", 1, 1, scalarOp}, {"find", 1, 1, scalarOp},
+	{"find_or_insert", 2, 2, scalarOp}, {"assign", 2, 2, scalarOp}}
 
-func (mapSpec) Name() string                          { return "map" }
-func (mapSpec) CheckOp(op string, args []int64) error { return checkSig("map", mapOps, op, args) }
-func (mapSpec) DescribeState(s State) string          { return s.(packed).describe(2, "{", "}") }
+func (mapSpec) Name() string { return "map" }
+func (mapSpec) CheckOp(op string, args []int64, res Value) error {
+	return checkSig("map", mapOps, op, args, res)
+}
+func (mapSpec) DescribeState(s State) string { return s.(packed).describe(2, "{", "}") }
 
 func (mapSpec) Apply(st State, op string, args []int64) (State, Value) {
 	s := st.(packed)
@@ -123,52 +128,86 @@ func (mapSpec) Apply(st State, op string, args []int64) (State, Value) {
 
 // queueSpec: a FIFO queue of int64. State: the elements, front first.
 //
-//	enqueue(v) -> null
-//	dequeue()  -> the front element (removed), or null if empty
+//	enqueue(v)                  -> null
+//	dequeue()                   -> the front element (removed), or null if empty
+//	enqueue_batch(first, count) -> null; enqueues first, first+1, ..., first+count-1
+//	dequeue_batch(max)          -> the min(max, size) front elements (removed), front first
+//
+// A batch is one operation: its items enter (leave) the queue contiguously.
+// The harness's batch items are consecutive integers, hence (first, count).
 type queueSpec struct{ packedState }
 
-var queueOps = []opSig{{"enqueue", 1, 1}, {"dequeue", 0, 0}}
+var queueOps = []opSig{{"enqueue", 1, 1, scalarOp}, {"dequeue", 0, 0, scalarOp},
+	{"enqueue_batch", 2, 2, batchInOp}, {"dequeue_batch", 1, 1, batchOutOp}}
 
-func (queueSpec) Name() string                          { return "queue" }
-func (queueSpec) CheckOp(op string, args []int64) error { return checkSig("queue", queueOps, op, args) }
+func (queueSpec) Name() string { return "queue" }
+func (queueSpec) CheckOp(op string, args []int64, res Value) error {
+	return checkSig("queue", queueOps, op, args, res)
+}
 func (queueSpec) DescribeState(s State) string {
 	return s.(packed).describe(1, "front [", "] back")
 }
 
 func (queueSpec) Apply(st State, op string, args []int64) (State, Value) {
 	s := st.(packed)
-	if op == "enqueue" {
+	switch op {
+	case "enqueue":
 		return s.insert(s.n(), args[0]), Nothing
+	case "dequeue":
+		if s.n() == 0 {
+			return st, Nothing
+		}
+		return s.remove(0, 1), Some(s.at(0))
+	case "enqueue_batch":
+		return s.appendSeq(args[0], int(args[1])), Nothing
+	default: // dequeue_batch: the front of the state is the list, as is
+		k := takeUpTo(args[0], s.n())
+		return s.remove(0, k), listValue(s[:k*wordBytes])
 	}
-	if s.n() == 0 {
-		return st, Nothing
+}
+
+// takeUpTo is min(max, n) for a batch's max >= 1.
+func takeUpTo(max int64, n int) int {
+	if max < int64(n) {
+		return int(max)
 	}
-	return s.remove(0, 1), Some(s.at(0))
+	return n
 }
 
 // ---------------------------------------------------------------------------
 
 // stackSpec: a LIFO stack of int64. State: the elements, bottom first.
 //
-//	push(v) -> null
-//	pop()   -> the top element (removed), or null if empty
-//	top()   -> the top element (kept), or null if empty
+//	push(v)                  -> null
+//	pop()                    -> the top element (removed), or null if empty
+//	top()                    -> the top element (kept), or null if empty
+//	push_batch(first, count) -> null; pushes first, first+1, ..., first+count-1 (now on top)
+//	pop_batch(max)           -> the min(max, size) top elements (removed), top first
 type stackSpec struct{ packedState }
 
-var stackOps = []opSig{{"push", 1, 1}, {"pop", 0, 0}, {"top", 0, 0}}
+var stackOps = []opSig{{"push", 1, 1, scalarOp}, {"pop", 0, 0, scalarOp}, {"top", 0, 0, scalarOp},
+	{"push_batch", 2, 2, batchInOp}, {"pop_batch", 1, 1, batchOutOp}}
 
-func (stackSpec) Name() string                          { return "stack" }
-func (stackSpec) CheckOp(op string, args []int64) error { return checkSig("stack", stackOps, op, args) }
+func (stackSpec) Name() string { return "stack" }
+func (stackSpec) CheckOp(op string, args []int64, res Value) error {
+	return checkSig("stack", stackOps, op, args, res)
+}
 func (stackSpec) DescribeState(s State) string {
 	return s.(packed).describe(1, "bottom [", "] top")
 }
 
 func (stackSpec) Apply(st State, op string, args []int64) (State, Value) {
 	s := st.(packed)
-	if op == "push" {
-		return s.insert(s.n(), args[0]), Nothing
-	}
 	n := s.n()
+	switch op {
+	case "push":
+		return s.insert(n, args[0]), Nothing
+	case "push_batch":
+		return s.appendSeq(args[0], int(args[1])), Nothing
+	case "pop_batch":
+		k := takeUpTo(args[0], n)
+		return s.remove(n-k, n), listValue(s.reversed(n-k, n))
+	}
 	if n == 0 {
 		return st, Nothing
 	}
@@ -188,11 +227,11 @@ func (stackSpec) Apply(st State, op string, args []int64) (State, Value) {
 //	find_min()   -> the smallest element, or null if empty
 type pqueueSpec struct{ packedState }
 
-var pqueueOps = []opSig{{"insert", 1, 1}, {"delete_min", 0, 0}, {"find_min", 0, 0}}
+var pqueueOps = []opSig{{"insert", 1, 1, scalarOp}, {"delete_min", 0, 0, scalarOp}, {"find_min", 0, 0, scalarOp}}
 
 func (pqueueSpec) Name() string { return "pqueue" }
-func (pqueueSpec) CheckOp(op string, args []int64) error {
-	return checkSig("pqueue", pqueueOps, op, args)
+func (pqueueSpec) CheckOp(op string, args []int64, res Value) error {
+	return checkSig("pqueue", pqueueOps, op, args, res)
 }
 func (pqueueSpec) DescribeState(s State) string { return s.(packed).describe(1, "{", "}") }
 

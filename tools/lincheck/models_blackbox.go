@@ -31,11 +31,11 @@ import (
 // changes every later fingerprint; a stale read returns an old one.
 type oracleSpec struct{}
 
-var oracleOps = []opSig{{"update", 0, 8}, {"read", 0, 8}}
+var oracleOps = []opSig{{"update", 0, 8, scalarOp}, {"read", 0, 8, scalarOp}}
 
 func (oracleSpec) Name() string { return "oracle" }
-func (oracleSpec) CheckOp(op string, args []int64) error {
-	return checkSig("oracle", oracleOps, op, args)
+func (oracleSpec) CheckOp(op string, args []int64, res Value) error {
+	return checkSig("oracle", oracleOps, op, args, res)
 }
 func (oracleSpec) Init() State           { return uint64(0) }
 func (oracleSpec) Equal(a, b State) bool { return a.(uint64) == b.(uint64) }
@@ -78,11 +78,11 @@ func fingerprintStep(h uint64, args []int64) uint64 {
 // Not partitioned: a rank depends on every member.
 type sortedSetSpec struct{ packedState }
 
-var sortedSetOps = []opSig{{"zincrby", 2, 2}, {"zrank", 1, 1}}
+var sortedSetOps = []opSig{{"zincrby", 2, 2, scalarOp}, {"zrank", 1, 1, scalarOp}}
 
 func (sortedSetSpec) Name() string { return "sortedset" }
-func (sortedSetSpec) CheckOp(op string, args []int64) error {
-	return checkSig("sortedset", sortedSetOps, op, args)
+func (sortedSetSpec) CheckOp(op string, args []int64, res Value) error {
+	return checkSig("sortedset", sortedSetOps, op, args, res)
 }
 
 func (sortedSetSpec) DescribeState(s State) string {

@@ -428,15 +428,15 @@ func TestAgreesWithBruteForce(t *testing.T) {
 		whole := m
 		whole.Partition = nil
 		counts := map[bool]int{}
+		lists := 0 // mutated list results (batch operations)
 		for iter := 0; iter < 1500; iter++ {
 			ops := genLinearizable(r, spec, opGens[model], 2+r.Intn(3), 1+r.Intn(8))
 			if r.Intn(3) > 0 {
 				i := r.Intn(len(ops))
-				if r.Intn(4) == 0 {
-					ops[i].result = Nothing
-				} else {
-					ops[i].result = Some(int64(r.Intn(4)))
+				if ops[i].result.IsList {
+					lists++
 				}
+				ops[i].result = mutate(r, ops[i].result)
 			}
 			want := bruteForce(spec, ops)
 			counts[want]++
@@ -450,6 +450,9 @@ func TestAgreesWithBruteForce(t *testing.T) {
 		}
 		if counts[true] < 100 || counts[false] < 100 {
 			t.Errorf("%s: unbalanced property test: %v", model, counts)
+		}
+		if (model == "queue" || model == "stack") && lists < 50 {
+			t.Errorf("%s: only %d mutated batch results", model, lists)
 		}
 	}
 }

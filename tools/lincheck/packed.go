@@ -62,6 +62,28 @@ func (p packed) remove(i, j int) packed {
 	return p.splice(i, j)
 }
 
+// appendSeq returns p followed by the count words first, first+1, ...
+// (one allocation, no slice of the words).
+func (p packed) appendSeq(first int64, count int) packed {
+	var b strings.Builder
+	b.Grow(len(p) + count*wordBytes)
+	b.WriteString(string(p))
+	for k := 0; k < count; k++ {
+		putWord(&b, first+int64(k))
+	}
+	return packed(b.String())
+}
+
+// reversed returns words [i, j) of p in reverse order.
+func (p packed) reversed(i, j int) packed {
+	var b strings.Builder
+	b.Grow((j - i) * wordBytes)
+	for k := j - 1; k >= i; k-- {
+		b.WriteString(string(p[k*wordBytes : (k+1)*wordBytes]))
+	}
+	return packed(b.String())
+}
+
 // search treats p as a sequence of records of stride words sorted by their
 // first word, and returns the index (in records) of the first record whose
 // first word is >= key, and whether that word equals key.

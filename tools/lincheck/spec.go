@@ -21,12 +21,16 @@ import (
 	"github.com/anishathalye/porcupine"
 )
 
-// Value is an operation's result: an int64, or "nothing" (JSON null), e.g. a
-// dequeue on an empty queue or a find of an absent key. Booleans are 0/1.
-// The zero Value is Nothing. Values are comparable with ==.
+// Value is an operation's result: an int64, "nothing" (JSON null), e.g. a
+// dequeue on an empty queue or a find of an absent key, or a list of int64
+// (JSON array), e.g. the items a batch dequeue took. Booleans are 0/1.
+// The zero Value is Nothing. Values are comparable with == (porcupine
+// compares results with ==), which is why a list is a packed string.
 type Value struct {
-	Present bool
+	Present bool // not null: V, or L if IsList
+	IsList  bool
 	V       int64
+	L       packed // the list's items in order, if IsList
 }
 
 // Nothing is the absent result (JSON null).
@@ -43,11 +47,30 @@ func Bool(b bool) Value {
 	return Some(0)
 }
 
+// ListOf makes a list result.
+func ListOf(ws ...int64) Value { return listValue(packed("").insert(0, ws...)) }
+
+// listValue makes a list result of packed items (no copy).
+func listValue(p packed) Value { return Value{Present: true, IsList: true, L: p} }
+
+// String renders v as JSON: null, 5 or [1,2,3].
 func (v Value) String() string {
-	if !v.Present {
+	switch {
+	case !v.Present:
 		return "null"
+	case !v.IsList:
+		return strconv.FormatInt(v.V, 10)
 	}
-	return strconv.FormatInt(v.V, 10)
+	var b strings.Builder
+	b.WriteByte('[')
+	for i := 0; i < v.L.n(); i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(v.L.at(i), 10))
+	}
+	b.WriteByte(']')
+	return b.String()
 }
 
 // State is a spec's abstract state. Specs must treat states as immutable:
@@ -62,10 +85,11 @@ type SequentialSpec interface {
 	// Name is the value of the checker's --model flag.
 	Name() string
 	// CheckOp validates an operation read from the input: it returns an
-	// error for an operation the structure does not have or for a wrong
-	// number of arguments. It is called once per input line, never during
-	// the search.
-	CheckOp(op string, args []int64) error
+	// error for an operation the structure does not have, a wrong number
+	// of arguments, a bad batch count, or a result of the wrong kind (a
+	// list where the operation returns an int64 or null, or the reverse).
+	// It is called once per input line, never during the search.
+	CheckOp(op string, args []int64, result Value) error
 	// Init returns the initial (empty) state.
 	Init() State
 	// Apply performs op(args) on s and returns the new state and the result
@@ -178,14 +202,29 @@ func partitionByKey(p Partitioned, history []porcupine.Operation) [][]porcupine.
 	return parts
 }
 
-// opSig is one operation's name and accepted number of arguments.
+// opSig is one operation's name, accepted number of arguments and kind.
 type opSig struct {
 	name             string
 	minArgs, maxArgs int
+	kind             opKind
 }
 
+// opKind is what checkSig checks beyond the number of arguments.
+type opKind uint8
+
+const (
+	scalarOp   opKind = iota // returns an int64 or null
+	batchInOp                // (first, count), 1 <= count <= maxBatch; returns an int64 or null
+	batchOutOp               // (max), max >= 1; returns a list
+)
+
+// maxBatch bounds a batch's count: its items are materialised in the state,
+// so a corrupt count must be an input error, not an out-of-memory crash.
+// (The harness's batches are at most 64 items.)
+const maxBatch = 1 << 16
+
 // checkSig implements CheckOp for a spec from its operation table.
-func checkSig(model string, sigs []opSig, op string, args []int64) error {
+func checkSig(model string, sigs []opSig, op string, args []int64, result Value) error {
 	for _, s := range sigs {
 		if s.name != op {
 			continue
@@ -196,6 +235,23 @@ func checkSig(model string, sigs []opSig, op string, args []int64) error {
 				want += " or " + strconv.Itoa(s.maxArgs)
 			}
 			return fmt.Errorf("op %q of model %s takes %s argument(s), got %d", op, model, want, len(args))
+		}
+		switch s.kind {
+		case batchInOp:
+			if n := args[len(args)-1]; n < 1 || n > maxBatch {
+				return fmt.Errorf("op %q of model %s: count must be in 1..%d, got %d", op, model, maxBatch, n)
+			}
+		case batchOutOp:
+			if n := args[len(args)-1]; n < 1 {
+				return fmt.Errorf("op %q of model %s: max must be >= 1, got %d", op, model, n)
+			}
+		}
+		if wantList := s.kind == batchOutOp; result.IsList != wantList {
+			want := "an integer or null"
+			if wantList {
+				want = "an array of integers"
+			}
+			return fmt.Errorf("op %q of model %s returns %s, got %v", op, model, want, result)
 		}
 		return nil
 	}

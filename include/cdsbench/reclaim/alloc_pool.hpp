@@ -33,7 +33,7 @@ template <class Base>
 class PoolAllocator {
  public:
   static constexpr const char* name = std::is_same_v<Base, SegregatedAllocator> ? "segregated_pool" : "pool";
-  static constexpr int max_types = 4;
+  static constexpr int max_types = 8;  // node types of one structure (the batch queue has 7 segment sizes)
   static constexpr std::size_t batch_size = 64;
   static_assert(batch_size >= 2);
 

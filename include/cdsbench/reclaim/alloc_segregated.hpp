@@ -92,7 +92,7 @@ unsigned arena_of() {
 class SegregatedAllocator {
  public:
   static constexpr const char* name = "segregated";
-  static constexpr int max_types = 4;
+  static constexpr int max_types = 8;  // node types of one structure (the batch queue has 7 segment sizes)
 
   explicit SegregatedAllocator(int max_threads) : je_(detail::Jemalloc::get()), tcaches_(max_threads) {
     if (!je_.error.empty()) throw std::runtime_error(je_.error);

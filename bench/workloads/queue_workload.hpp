@@ -1,0 +1,271 @@
+// The queue workload (architecture.md §3): queues in the one measured loop.
+//
+// Modes (--queue-mode):
+//   pairs   each thread enqueues, then dequeues as many items, alternately (the common "enqueue-dequeue pairs").
+//   split   the first --producers threads only enqueue; the others only dequeue, through the
+//           producers-done termination protocol (PipelineQueue), until every producer has ended
+//           and the queue is empty: the dedup study's Fig. 9 (it used equal halves).
+//   random  each operation an enqueue or a dequeue with equal probability (Morrison & Afek's
+//           "50% enqueues").
+// An operation moves --batch items: the queue's native batch operations where it has them,
+// single operations otherwise (queue/concepts.hpp); batch 1 is single-item operations. A trial
+// runs for a duration, or moves a fixed number of items (--items: each producer enqueues its
+// share, and the time to move them all is measured). Split-mode consumers end on their own
+// (done): after the stop, they drain what the producers left.
+//
+// Items: every item names its producer and that producer's sequence number,
+// (producer + 1) << 40 | sequence; every consumer logs what it dequeued, in order. Validation
+// (P6) is exact: every item dequeued or left in the queue was enqueued, none twice, none lost
+// (each producer's sequence numbers 0..n-1 each seen once, in a bitmap), and per-producer FIFO
+// (each consumer sees a producer's items in order, and what is left comes after what was
+// taken) for the queues that promise it; a relaxed queue reports its reorders instead.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "bench/check/history.hpp"
+#include "bench/core/report.hpp"
+#include "bench/harness/trial_context.hpp"
+#include "bench/workloads/workload.hpp"
+#include "cdsbench/platform/cache.hpp"
+#include "cdsbench/queue/concepts.hpp"
+#include "cdsbench/queue/pipeline_queue.hpp"
+#include "cdsbench/reclaim/reclaimer.hpp"
+
+namespace cdsb::bench {
+
+// A thread's dequeued items in order, in blocks allocated as it goes (never copied).
+class ItemLog {
+ public:
+  void append(const std::uint64_t* items, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (used_ == block_items) [[unlikely]] {
+        blocks_.push_back(std::make_unique_for_overwrite<std::uint64_t[]>(block_items));
+        used_ = 0;
+      }
+      blocks_.back()[used_++] = items[i];
+    }
+  }
+  template <class Fn>
+  void for_each(Fn&& fn) const {
+    for (std::size_t b = 0; b < blocks_.size(); ++b) {
+      const std::size_t n = b + 1 == blocks_.size() ? used_ : block_items;
+      for (std::size_t i = 0; i < n; ++i) fn(blocks_[b][i]);
+    }
+  }
+  std::size_t bytes() const { return blocks_.size() * block_items * sizeof(std::uint64_t); }
+
+ private:
+  static constexpr std::size_t block_items = std::size_t{1} << 16;  // 512 KiB
+  std::vector<std::unique_ptr<std::uint64_t[]>> blocks_;
+  std::size_t used_ = block_items;
+};
+
+// Everything of the queue workload that does not depend on the queue, compiled once
+// (queue_workload.cpp).
+class QueueWorkloadCore {
+ public:
+  static constexpr int op_type_count = 2;
+  enum Op : int { enqueue_op = 0, dequeue_op = 1 };
+  static const char* op_type_name(int op) { return op == enqueue_op ? "enqueue" : "dequeue"; }
+  static constexpr int max_batch = 64;
+  static constexpr unsigned sequence_bits = 40;
+
+  static constexpr std::uint64_t item_of(int producer, std::uint64_t sequence) {
+    return (static_cast<std::uint64_t>(producer) + 1) << sequence_bits | sequence;
+  }
+
+  enum class Role { both, producer, consumer };
+
+  struct ThreadState : ThreadBasics<op_type_count> {
+    using ThreadBasics<op_type_count>::ThreadBasics;
+    Role role = Role::both;
+    bool enqueue_next = true;             // pairs mode: the next operation is the pair's enqueue
+    std::size_t pair_items = 0;           // pairs mode: the items of the pair's enqueue, which its dequeue takes
+    bool finished = false;                // split consumer: the protocol said so
+    std::uint64_t produced = 0;           // items it enqueued, prefill included: its next sequence number
+    std::uint64_t prefilled = 0;
+    std::uint64_t share = UINT64_MAX;     // --items: the items it enqueues in the measured phase
+    std::uint64_t dequeued = 0;           // items it dequeued in the measured phase
+    ItemLog log;
+    std::array<std::uint64_t, max_batch> buffer{};
+  };
+
+  QueueWorkloadCore(const TrialContext& ctx, std::string_view order);
+
+  ThreadState& state(int tid) { return *states_[tid]; }
+  void prefill_begin() { deadline_.start(cfg_.prefill_timeout_ms); }
+  void prefill_correct(int, ThreadState&) {}
+  bool prefill_failed() const { return deadline_.timed_out(); }
+  void report_prefill(Json& j) const;
+
+  // Whether thread tid's measured loop is over (EndsItself).
+  bool done(ThreadState& st, bool stop_asked) const {
+    if (st.role == Role::consumer) return st.finished;
+    if (cfg_.items) return st.produced - st.prefilled >= st.share && st.enqueue_next;
+    return stop_asked;
+  }
+
+ protected:
+  // The next n items thread tid enqueues, written to its buffer: its next sequence numbers.
+  std::span<const std::uint64_t> next_items(int tid, ThreadState& st, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) st.buffer[i] = item_of(tid, st.produced + i);
+    st.produced += n;
+    return {st.buffer.data(), n};
+  }
+  // Items the next enqueue moves: the batch, or what is left of the thread's share.
+  std::size_t enqueue_size(const ThreadState& st) const {
+    const std::uint64_t left = st.share - (st.produced - st.prefilled);
+    return left < cfg_.batch ? static_cast<std::size_t>(left) : cfg_.batch;
+  }
+  std::uint64_t prefill_share(int tid) const;
+
+  // Validation and the workload's figures; `remaining` is what the queue held at the end, front
+  // first. Returns the error, "" if none.
+  std::string validate(Json& j, const std::vector<std::uint64_t>& remaining) const;
+  static bool conclude(Json& j, const std::string& error);
+
+  const Config& cfg_;
+  const bool fifo_;  // the queue promises per-producer FIFO order
+  std::vector<Padded<ThreadState>> states_;
+  PrefillDeadline deadline_;
+};
+
+// Recorder: NoRecorder for measurement, HistoryRecorder for linearizability histories: single
+// operations as enqueue(v) and dequeue(), a native batch as one enqueue_batch(first, count) (a
+// batch's items are consecutive numbers) or dequeue_batch(max) -> [items]. A batch made of
+// single operations is not one operation: no histories with batches for such a queue.
+template <ConcurrentQueue Q, class Recorder = NoRecorder>
+class QueueWorkload final : public QueueWorkloadCore {
+ public:
+  explicit QueueWorkload(const TrialContext& ctx)
+    requires(!Recorder::enabled)
+      : QueueWorkload(ctx, Recorder{}) {}
+
+  QueueWorkload(const TrialContext& ctx, Recorder recorder)
+      : QueueWorkloadCore(ctx, order_of()), recorder_(std::move(recorder)), queue_(make_queue(ctx.config)) {
+    if (Recorder::enabled && cfg_.batch != 1 && !HasNativeBatch<Q>)
+      throw std::logic_error("histories with batches are recorded for queues with native batches only");
+    if (cfg_.queue_mode == QueueMode::split) queue_->set_producers(cfg_.producers);
+  }
+
+  const Recorder& recorder() const { return recorder_; }
+
+  void thread_start(int) {}
+  void thread_finish(int tid) {
+    if (states_[tid]->role == Role::producer) queue_->producer_done();
+  }
+  bool done(int, ThreadState& st, bool stop_asked) const { return QueueWorkloadCore::done(st, stop_asked); }
+
+  // One measured operation: an enqueue or a dequeue of up to --batch items.
+  int step(int tid, ThreadState& st) {
+    bool enqueue = st.role == Role::producer;
+    if (st.role == Role::both) {
+      if (cfg_.queue_mode == QueueMode::pairs) {
+        enqueue = st.enqueue_next;
+        st.enqueue_next = !enqueue;
+      } else {
+        enqueue = st.rng.next() >> 63;
+      }
+    }
+    std::uint64_t call_ns = 0;
+    if constexpr (Recorder::enabled) call_ns = call_stamp_ns();
+    if (enqueue) {
+      const auto items = next_items(tid, st, enqueue_size(st));
+      st.pair_items = items.size();
+      if (cfg_.batch == 1) queue_->queue().enqueue(tid, items[0]);
+      else queue_->enqueue_batch(tid, items);  // waits while a bounded queue lacks room
+      st.count(enqueue_op, true);
+      if constexpr (Recorder::enabled) {
+        const std::uint64_t returned = return_stamp_ns();
+        if (cfg_.batch == 1)
+          recorder_.record(tid, {"enqueue", {static_cast<std::int64_t>(items[0]), 0}, 1, 0, false, call_ns, returned});
+        else
+          recorder_.record(tid, {"enqueue_batch", {static_cast<std::int64_t>(items[0]), static_cast<std::int64_t>(items.size())},
+                                 2, 0, false, call_ns, returned});
+      }
+      return enqueue_op;
+    }
+    // A pair's dequeue takes as many items as its enqueue gave (the last of a share may be short).
+    const std::size_t max = cfg_.queue_mode == QueueMode::pairs ? st.pair_items : cfg_.batch;
+    std::size_t n = 0;
+    if (st.role == Role::consumer) {
+      n = cfg_.batch == 1 ? take(queue_->dequeue_wait(tid), st) : queue_->dequeue_batch_wait(tid, cfg_.batch, st.buffer.data());
+      st.finished = n == 0;
+    } else {
+      n = cfg_.batch == 1 ? take(queue_->queue().dequeue(tid), st) : dequeue_batch(queue_->queue(), tid, max, st.buffer.data());
+    }
+    if constexpr (Recorder::enabled) {
+      const std::uint64_t returned = return_stamp_ns();
+      if (cfg_.batch == 1)
+        recorder_.record(tid, {"dequeue", {0, 0}, 0, n ? static_cast<std::int64_t>(st.buffer[0]) : 0, n > 0, call_ns, returned});
+      else
+        recorder_.record_list(tid, {"dequeue_batch", {static_cast<std::int64_t>(max), 0}, 1, 0, false, call_ns, returned},
+                              std::span<const std::uint64_t>(st.buffer.data(), n));
+    }
+    st.log.append(st.buffer.data(), n);
+    st.dequeued += n;
+    st.count(dequeue_op, n > 0);
+    return dequeue_op;
+  }
+
+  // ---- prefill by the measuring threads (P5): each its share, as the producer it names ----
+  void prefill(int tid, ThreadState& st) {
+    const std::uint64_t share = prefill_share(tid);
+    for (std::uint64_t i = 0; st.prefilled < share && !deadline_.expired(i); ++i) {
+      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(cfg_.batch, share - st.prefilled));
+      enqueue_batch(queue_->queue(), tid, next_items(tid, st, n));
+      st.prefilled += n;
+      ++st.prefill_ops;
+    }
+  }
+
+  // ---- quiescent validation (P6) and the workload's figures -----------------------------
+  bool finish(Json& j) {
+    Q& q = queue_->queue();
+    if constexpr (requires { q.memory_bytes(); }) j["structure_memory_bytes"] = q.memory_bytes();
+    std::vector<std::uint64_t> remaining;
+    if constexpr (requires { q.for_each_item([](std::uint64_t) {}); }) {
+      q.for_each_item([&](std::uint64_t v) { remaining.push_back(v); });
+    } else {
+      while (const auto v = q.dequeue(0)) remaining.push_back(*v);
+    }
+    std::string error = validate(j, remaining);
+    if constexpr (requires { q.check_invariants(); }) {
+      const std::string invariants = q.check_invariants();
+      j["invariants"] = invariants.empty() ? "ok" : invariants;
+      if (error.empty() && !invariants.empty()) error = "invariant violated: " + invariants;
+    }
+    if constexpr (requires { { q.stats() } -> std::same_as<StatsReport>; }) put_stats(j, q.stats());
+    return conclude(j, error);
+  }
+
+ private:
+  static std::string_view order_of() {
+    if constexpr (requires { Q::order; }) return Q::order;
+    else return "fifo";
+  }
+  static std::unique_ptr<PipelineQueue<Q>> make_queue(const Config& c) {
+    if constexpr (std::is_constructible_v<Q, int, reclaim::ReclaimOptions>)
+      return std::make_unique<PipelineQueue<Q>>(c.total_threads(), reclaim::ReclaimOptions{c.reclaim_eager});
+    else
+      return std::make_unique<PipelineQueue<Q>>(c.total_threads());
+  }
+  static std::size_t take(std::optional<std::uint64_t> v, ThreadState& st) {
+    if (!v) return 0;
+    st.buffer[0] = *v;
+    return 1;
+  }
+
+  Recorder recorder_;
+  std::unique_ptr<PipelineQueue<Q>> queue_;
+};
+
+}  // namespace cdsb::bench
