@@ -11,7 +11,8 @@
 # keys (digest, bytes) also runs a trial per key type and named hash. "result=PASS" is printed
 # only when every trial validated; a sanitizer report aborts before it.
 #
-# Queues run their own trials (add_queue_tests, below).
+# A queue runs two trials per reclaimer of its test variants: enqueue-dequeue pairs of single
+# items, and split mode with batches.
 #
 # Each of them with a checker model is also checked for linearizability, one ctest per
 # structure (so ctest runs them in parallel): HISTORIES small histories plus 3 long ones,
@@ -45,47 +46,29 @@ macro(add_trial name regex)
   string(APPEND lines "set_tests_properties([==[${name}]==] PROPERTIES PASS_REGULAR_EXPRESSION [==[${regex}]==] TIMEOUT 300)\n")
 endmacro()
 
-# A queue: its lincheck (single-item operations drawn at random), and per reclaimer of its test
-# variants two trials: enqueue-dequeue pairs of single items on a prefilled queue, and split
-# mode (2 producers, 2 consumers draining to the end) with batches of 20.
-macro(add_queue_tests i)
-  string(JSON name GET "${registry}" structures ${i} name)
-  string(MAKE_C_IDENTIFIER "${name}" id)
-  string(JSON model GET "${registry}" structures ${i} model)
+# The reclaimers of structure i's test variants with its default allocator, into `reclaimers`:
+# a command-line trial (or two) runs per reclaimer.
+macro(test_reclaimers_of i)
+  set(reclaimers "")
   string(JSON default_allocator GET "${registry}" structures ${i} variants 0 allocator)
-  if(NOT model STREQUAL "")
-    add_program_test(lincheck_${id} ${LINCHECK} "\nresult=PASS\n" --ds ${name} --histories ${HISTORIES} --split-variants
-                     --out ${OUT}.lincheck/${id})
-  endif()
   string(JSON variants LENGTH "${registry}" structures ${i} variants)
   math(EXPR last_variant "${variants} - 1")
   foreach(v RANGE ${last_variant})
     string(JSON reclaimer GET "${registry}" structures ${i} variants ${v} reclaimer)
     string(JSON allocator GET "${registry}" structures ${i} variants ${v} allocator)
     string(JSON test GET "${registry}" structures ${i} variants ${v} test)
-    if(NOT test OR NOT allocator STREQUAL default_allocator)
-      continue()
+    if(test AND allocator STREQUAL default_allocator)
+      list(APPEND reclaimers ${reclaimer})
     endif()
-    add_trial(cli_trial_${id}_${reclaimer}_pairs "\nresult=PASS\n" --ds ${name} --reclaimer ${reclaimer} ${EAGER}
-              --queue-mode pairs --prefill-items 100 ${common})
-    add_trial(cli_trial_${id}_${reclaimer}_split "\nresult=PASS\n" --ds ${name} --reclaimer ${reclaimer} ${EAGER}
-              --queue-mode split --producers 2 --batch 20 ${common})
   endforeach()
 endmacro()
 
 foreach(i RANGE ${last})
   string(JSON name GET "${registry}" structures ${i} name)
   string(JSON kind GET "${registry}" structures ${i} kind)
-  if(kind STREQUAL "queue")
-    add_queue_tests(${i})
+  if(NOT kind STREQUAL "ordered_set" AND NOT kind STREQUAL "unordered_map" AND NOT kind STREQUAL "queue")
     continue()
   endif()
-  if(NOT kind STREQUAL "ordered_set" AND NOT kind STREQUAL "unordered_map")
-    continue()
-  endif()
-  string(JSON range_queries GET "${registry}" structures ${i} range_queries)
-  string(JSON concurrent_erase GET "${registry}" structures ${i} concurrent_erase)
-  string(JSON default_allocator GET "${registry}" structures ${i} variants 0 allocator)
   string(MAKE_C_IDENTIFIER "${name}" id)
   string(JSON model GET "${registry}" structures ${i} model)
   string(JSON known_violation GET "${registry}" structures ${i} known_violation)
@@ -93,19 +76,25 @@ foreach(i RANGE ${last})
     add_program_test(lincheck_${id} ${LINCHECK} "\nresult=PASS\n" --ds ${name} --histories ${HISTORIES} --split-variants
                      --out ${OUT}.lincheck/${id})
   endif()
+  test_reclaimers_of(${i})
+  # A queue: enqueue-dequeue pairs of single items on a prefilled queue, and split mode (2
+  # producers, 2 consumers draining to the end) with batches of 20.
+  if(kind STREQUAL "queue")
+    foreach(reclaimer ${reclaimers})
+      add_trial(cli_trial_${id}_${reclaimer}_pairs "\nresult=PASS\n" --ds ${name} --reclaimer ${reclaimer} ${EAGER}
+                --queue-mode pairs --prefill-items 100 ${common})
+      add_trial(cli_trial_${id}_${reclaimer}_split "\nresult=PASS\n" --ds ${name} --reclaimer ${reclaimer} ${EAGER}
+                --queue-mode split --producers 2 --batch 20 ${common})
+    endforeach()
+    continue()
+  endif()
+  string(JSON range_queries GET "${registry}" structures ${i} range_queries)
+  string(JSON concurrent_erase GET "${registry}" structures ${i} concurrent_erase)
   set(rq "")
   if(range_queries)
     set(rq --rq 5 --rq-threads 1 --rq-size 50)
   endif()
-  string(JSON variants LENGTH "${registry}" structures ${i} variants)
-  math(EXPR last_variant "${variants} - 1")
-  foreach(v RANGE ${last_variant})
-    string(JSON reclaimer GET "${registry}" structures ${i} variants ${v} reclaimer)
-    string(JSON allocator GET "${registry}" structures ${i} variants ${v} allocator)
-    string(JSON test GET "${registry}" structures ${i} variants ${v} test)
-    if(NOT test OR NOT allocator STREQUAL default_allocator)
-      continue()
-    endif()
+  foreach(reclaimer ${reclaimers})
     if(concurrent_erase)
       add_trial(cli_trial_${id}_${reclaimer} "\nresult=PASS\n" --ds ${name} --reclaimer ${reclaimer} ${EAGER}
                 --key-range 500 --insert 30 --delete 30 ${rq} ${common})

@@ -129,7 +129,8 @@ void add_structures(RegistryShard& shard) {
   CDSB_REGISTER(queue_structure<variant_axes<MichaelScott, AllReclaimers, AllocationPolicies>>(
       {.name = "michael_scott_queue", .kind = queue,
        .description = "Michael-Scott lock-free queue (PODC 1996): a linked list with a dummy head, CAS on the last link and on head"}));
-  CDSB_REGISTER(queue_structure<variant_matrix<MichaelScottQueueBackoff, AllReclaimers, AllocatorList<SystemAllocator>>>(
+  // Backoff changes the retry loop, not the reclamation: the default variant only.
+  CDSB_REGISTER(queue_structure<MichaelScottQueueBackoff<EpochBased<SystemAllocator>>>(
       {.name = "michael_scott_queue_backoff", .kind = queue,
        .description = "Michael-Scott queue with bounded exponential backoff after a failed CAS (the paper's measured variant)"}));
   CDSB_REGISTER(queue_structure<variant_axes<BatchQueue, WholeOperationReclaimers, AllocationPolicies>>(

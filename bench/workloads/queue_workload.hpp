@@ -109,7 +109,8 @@ class QueueWorkloadCore {
   // Whether thread tid's measured loop is over (EndsItself).
   bool done(ThreadState& st, bool stop_asked) const {
     if (st.role == Role::consumer) return st.finished;
-    if (cfg_.items) return st.produced - st.prefilled >= st.share && st.enqueue_next;
+    // A fixed-work trial is stopped only when its prefill failed (then it measures nothing).
+    if (cfg_.items && !stop_asked) return st.produced - st.prefilled >= st.share && st.enqueue_next;
     return stop_asked;
   }
 

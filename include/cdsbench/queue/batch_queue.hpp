@@ -175,9 +175,11 @@ class BatchQueue {
       }
       CDSB_INTERLEAVE("bq.dequeue.walked");  // items read, head not yet moved
       if (dwcas(head_, from_segment, from_index, reinterpret_cast<std::uint64_t>(s), i)) {
+        // Only this dequeue moved the head past them: it retires them. (The mutant frees them
+        // at once, under a dequeue that may still read their items.)
         for (Segment* gone = first; gone != s;) {
           Segment* next = gone->next.load(std::memory_order_relaxed);
-          destroy(tid, gone, true);
+          destroy(tid, gone, !CDSB_MUTANT("bq.free_at_once"));
           gone = next;
         }
         return n;
