@@ -25,7 +25,7 @@
 // (UINT64_MAX): it marks an empty cell. Linearizable, but with no fixed linearization point in
 // the operation's own steps: within a ring, operations are ordered by their tickets (an
 // enqueue with ticket 0 that stores its value after the enqueue with ticket 1 still precedes
-// it, and the dequeues return them in ticket order), as in the paper's proof; an empty dequeue
+// it, and the dequeues return them in ticket order); an empty dequeue
 // comes after the dequeues whose tickets precede its own, however late those take their items.
 // Rings are ordered by the list. Progress: lock-free (a ticket fails only because another
 // operation's ticket moved the cell on; the starvation limit bounds an enqueue's tries in one
