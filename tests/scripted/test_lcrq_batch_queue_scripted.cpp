@@ -19,6 +19,7 @@
 #include "cdsbench/reclaim/hp.hpp"
 #include "cdsbench/reclaim/ibr.hpp"
 #include "cdsbench/reclaim/none.hpp"
+#include "support/item_checks.hpp"
 #include "support/quarantine_allocator.hpp"
 #include "support/script.hpp"
 #include "support/scripted_checks.hpp"
@@ -28,22 +29,12 @@ namespace {
 using namespace cdsb;
 using namespace cdsb::reclaim;
 using cdsb::testing::figure;
+using cdsb::testing::items_of;
 using cdsb::testing::Mutant;
 using cdsb::testing::Script;
+using cdsb::testing::show;
 
 using QA = cdsb::testing::QuarantineAllocator;
-
-template <class Queue>
-std::string items_of(const Queue& q) {
-  std::string r = "{";
-  q.for_each_item([&](std::uint64_t v) {
-    if (r.size() > 1) r += ' ';
-    r += std::to_string(v);
-  });
-  return r += '}';
-}
-
-std::string show(std::optional<std::uint64_t> v) { return v ? std::to_string(*v) : "nothing"; }
 
 // An enqueue of 1 drew ticket 0 and is parked before its cell CAS; an enqueue of 2 (ticket 1)
 // completes. A dequeue draws head ticket 0, finds cell 0 still empty and moves it to its next

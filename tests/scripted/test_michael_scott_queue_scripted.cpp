@@ -16,6 +16,7 @@
 #include "cdsbench/reclaim/hp.hpp"
 #include "cdsbench/reclaim/ibr.hpp"
 #include "cdsbench/reclaim/none.hpp"
+#include "support/item_checks.hpp"
 #include "support/quarantine_allocator.hpp"
 #include "support/script.hpp"
 #include "support/scripted_checks.hpp"
@@ -26,19 +27,12 @@ using namespace cdsb;
 using namespace cdsb::reclaim;
 using cdsb::testing::becomes_true;
 using cdsb::testing::figure;
+using cdsb::testing::items_of;
 using cdsb::testing::Mutant;
 using cdsb::testing::Script;
+using cdsb::testing::show;
 
 using QA = cdsb::testing::QuarantineAllocator;
-
-template <class Queue>
-std::string items_of(const Queue& q) {
-  std::string r;
-  q.for_each_item([&](std::uint64_t v) { r += (r.empty() ? "" : " ") + std::to_string(v); });
-  return "{" + r + "}";
-}
-
-std::string show(std::optional<std::uint64_t> v) { return v ? std::to_string(*v) : "nothing"; }
 
 // Queue 1 2 3. A dequeue read the front value 1 and is parked before its CAS on head; the
 // test's thread dequeues 1 and 2 (retiring the dummy and node 1: eager reclamation scans at

@@ -14,6 +14,7 @@
 #include "cdsbench/reclaim/hp.hpp"
 #include "cdsbench/reclaim/ibr.hpp"
 #include "cdsbench/reclaim/none.hpp"
+#include "support/item_checks.hpp"
 #include "support/quarantine_allocator.hpp"
 #include "support/script.hpp"
 #include "support/scripted_checks.hpp"
@@ -23,19 +24,12 @@ namespace {
 using namespace cdsb;
 using namespace cdsb::reclaim;
 using cdsb::testing::figure;
+using cdsb::testing::items_of;
 using cdsb::testing::Mutant;
 using cdsb::testing::Script;
+using cdsb::testing::show;
 
 using Q = cdsb::testing::QuarantineAllocator;
-
-template <class Stack>
-std::string items_of(const Stack& s) {
-  std::string r;
-  s.for_each_item([&](std::uint64_t v) { r += (r.empty() ? "" : " ") + std::to_string(v); });
-  return "{" + r + "}";
-}
-
-std::string show(std::optional<std::uint64_t> v) { return v ? std::to_string(*v) : "nothing"; }
 
 // Stack 1 2 3 (3 on top). A pop read top 3 and its link to 2 and is parked before its CAS;
 // the test's thread pops 3 (retiring it: eager reclamation scans at once) and pushes 4. While
