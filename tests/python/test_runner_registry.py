@@ -192,13 +192,19 @@ def test_rows_carry_the_structure_data_and_a_family_from_it(tmp_path, harness):
     ]
 
 
-def test_demo_family_is_the_sequential_structure_of_black_box_rows_else_sets():
+def test_demo_family_is_queues_for_queues_the_sequential_structure_of_black_box_rows_else_sets():
     family = load(str(ROOT / "experiments" / "demo.py")).experiment.derived_columns["family"]
     for row, expected in [
-        ({"ds": "nr.stack", "blackbox_method": "nr", "blackbox_structure": "stack"}, "stack"),
-        ({"ds": "locked_fake_stack", "blackbox_method": "sl", "blackbox_structure": "fake_stack"}, "fake_stack"),
-        ({"ds": "tbb.concurrent_map", "blackbox_method": "none", "blackbox_structure": "none"}, "sets"),
-        ({"ds": "nr.looks_black_box", "blackbox_method": "none", "blackbox_structure": "none"}, "sets"),
+        ({"ds": "nr.stack", "structure_kind": "black_box", "blackbox_method": "nr", "blackbox_structure": "stack"},
+         "stack"),
+        ({"ds": "locked_fake_stack", "structure_kind": "black_box", "blackbox_method": "sl",
+          "blackbox_structure": "fake_stack"}, "fake_stack"),
+        ({"ds": "tbb.concurrent_map", "structure_kind": "map", "blackbox_method": "none",
+          "blackbox_structure": "none"}, "sets"),
+        ({"ds": "nr.looks_black_box", "structure_kind": "set", "blackbox_method": "none",
+          "blackbox_structure": "none"}, "sets"),
+        ({"ds": "lcrq", "structure_kind": "queue", "blackbox_method": "none", "blackbox_structure": "none"},
+         "queues"),
     ]:
         assert family(checks.rule_namespace(row)) == expected, row
 
@@ -220,7 +226,8 @@ def test_demo_runs_and_groups_by_family_against_the_fake_harness(tmp_path, harne
     assert p.returncode == 0, p.stdout + p.stderr
     got = rows(db(tmp_path / "r", "demo"), "SELECT DISTINCT ds, family FROM runs ORDER BY run_id")
     assert [(r["ds"], r["family"]) for r in got] == [
-        (n, {"nr.fake_pq": "fake_pq", "fc.fake_pq": "fake_pq", "locked_fake_stack": "fake_stack"}.get(n, "sets"))
+        (n, {"nr.fake_pq": "fake_pq", "fc.fake_pq": "fake_pq", "locked_fake_stack": "fake_stack",
+             "fake_queue": "queues"}.get(n, "sets"))
         for n in ALL]
     assert rows(db(tmp_path / "r", "demo"), "SELECT count(*) AS n, sum(run_status = 'ok') AS ok FROM runs") == [
         {"n": len(ALL) * 2 - 1, "ok": len(ALL) * 2 - 1}]
