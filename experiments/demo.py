@@ -58,8 +58,8 @@ EXPERIMENT = Experiment(
         "(the family column): the black-box structures by the sequential structure they run "
         "(blackbox_structure), each under its black-box constructions (blackbox_method: nr = Node "
         "Replication, sl = spin lock, rwl = readers-writer lock, fc = flat combining, fcplus = flat "
-        "combining with a readers-writer lock, lf = lock-free), the queues in 'queues' (enqueue-dequeue "
-        "pairs of single items: the update mix does not apply), and every other structure in 'sets' "
+        "combining with a readers-writer lock, lf = lock-free), the queues and stacks in 'queues' "
+        "(enqueue-dequeue, or push-pop, pairs of single items: the update mix does not apply), and every other structure in 'sets' "
         "(ours and the peers, e.g. libcds and oneTBB, side by side). A structure without a thread-safe "
         "erase (tbb.concurrent_map) runs with one thread only."
     ),
@@ -71,7 +71,7 @@ EXPERIMENT = Experiment(
     derived={
         # Every trial's configuration says whether its structure is black-box (blackbox_method,
         # blackbox_structure: the harness prints "none" for the others, which reads as None here).
-        "family": "'queues' if structure_kind == 'queue' else 'sets' if blackbox_structure is None else blackbox_structure",
+        "family": "'queues' if structure_kind in ('queue', 'stack') else 'sets' if blackbox_structure is None else blackbox_structure",
         "mops_per_s": "throughput_ops_per_s / 1e6",
         "thread_fairness": "thread_throughput_min_ops_per_s / thread_throughput_max_ops_per_s",
     },

@@ -11,8 +11,8 @@
 # keys (digest, bytes) also runs a trial per key type and named hash. "result=PASS" is printed
 # only when every trial validated; a sanitizer report aborts before it.
 #
-# A queue runs two trials per reclaimer of its test variants: enqueue-dequeue pairs of single
-# items, and split mode with batches.
+# A queue (or a stack, in LIFO mode) runs two trials per reclaimer of its test variants:
+# enqueue-dequeue pairs of single items, and split mode with batches.
 #
 # Each of them with a checker model is also checked for linearizability, one ctest per
 # structure (so ctest runs them in parallel): HISTORIES small histories plus 3 long ones,
@@ -66,7 +66,7 @@ endmacro()
 foreach(i RANGE ${last})
   string(JSON name GET "${registry}" structures ${i} name)
   string(JSON kind GET "${registry}" structures ${i} kind)
-  if(NOT kind STREQUAL "ordered_set" AND NOT kind STREQUAL "unordered_map" AND NOT kind STREQUAL "queue")
+  if(NOT kind MATCHES "^(ordered_set|unordered_map|queue|stack)$")
     continue()
   endif()
   string(MAKE_C_IDENTIFIER "${name}" id)
@@ -77,9 +77,9 @@ foreach(i RANGE ${last})
                      --out ${OUT}.lincheck/${id})
   endif()
   test_reclaimers_of(${i})
-  # A queue: enqueue-dequeue pairs of single items on a prefilled queue, and split mode (2
-  # producers, 2 consumers draining to the end) with batches of 20.
-  if(kind STREQUAL "queue")
+  # A queue, or a stack in LIFO mode: enqueue-dequeue pairs of single items on a prefilled
+  # queue, and split mode (2 producers, 2 consumers draining to the end) with batches of 20.
+  if(kind MATCHES "^(queue|stack)$")
     foreach(reclaimer ${reclaimers})
       add_trial(cli_trial_${id}_${reclaimer}_pairs "\nresult=PASS\n" --ds ${name} --reclaimer ${reclaimer} ${EAGER}
                 --queue-mode pairs --prefill-items 100 ${common})

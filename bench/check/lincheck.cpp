@@ -180,14 +180,15 @@ int check_structure(const Options& o, const StructureEntry& entry, const Variant
       c.insert_pct = 30;
       c.delete_pct = 40;
     }
-    // A queue's small histories draw each operation at random (random mode: pairs would never
-    // find the queue empty, and a history without empty dequeues checks less). Its long ones
-    // run in pairs, which keep the queue shallow: the checker's search doubles with each pair
-    // of overlapping enqueues still queued, so a long history of a deep queue defeats it. A
+    // A queue's (or a queue-workload stack's) small histories draw each operation at random
+    // (random mode: pairs would never find the queue empty, and a history without empty
+    // dequeues checks less). Its long ones run in pairs, which keep the queue shallow: the
+    // checker's search doubles with each pair of overlapping enqueues still queued, so a long
+    // history of a deep queue defeats it. A
     // queue with native batches has every other history (odd seeds: the replay line's seed
     // says which) in batches of 3, each batch one operation of the model (enqueue_batch,
     // dequeue_batch).
-    if (entry.model == "queue") {
+    if (runs_queue_workload(entry.kind)) {
       c.queue_mode = shape.ops_per_thread > 50 ? QueueMode::pairs : QueueMode::random;
       c.batch = entry.native_batch && seed % 2 ? 3 : 1;
     }

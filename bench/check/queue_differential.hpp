@@ -1,12 +1,17 @@
 // The differential test of a queue (architecture.md §5): a random sequence of single and batch
 // enqueues and dequeues run on the queue and on a std::deque, every result compared, then the
 // final contents. Single-threaded, so a mismatch is a plain bug, reported with the operation,
-// its index and the seed.
+// its index and the seed. A stack (order "lifo", StackAsQueue) is compared the same way with
+// the deque's back as its top; a relaxed queue (order "relaxed", e.g. a quasi-linearizable one)
+// by what it holds: a dequeue must return some item the reference holds, and empty only when
+// it holds none.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bench/check/differential.hpp"
@@ -20,6 +25,11 @@ namespace cdsb::bench {
 // run.key_range bounds the batch sizes (1..min(key_range, 16)): the registry's test gives 16..128.
 template <ConcurrentQueue Q>
 std::string queue_differential(const DifferentialRun& run) {
+  constexpr std::string_view order = [] {
+    if constexpr (requires { Q::order; }) return Q::order;
+    else return std::string_view("fifo");
+  }();
+  constexpr bool lifo = order == "lifo", relaxed = order == "relaxed";
   const auto owned = make_structure<Q>(1, run.reclaim_eager);
   Q& q = *owned;
   std::deque<std::uint64_t> reference;
@@ -30,6 +40,12 @@ std::string queue_differential(const DifferentialRun& run) {
   std::vector<std::uint64_t> batch, got;
   auto where = [&](int i, const std::string& op) {
     return op + " at operation " + std::to_string(i) + " (seed " + std::to_string(run.seed) + ")";
+  };
+  auto take = [&](std::uint64_t v) {  // a relaxed queue's dequeued item, removed from the reference
+    const auto it = std::find(reference.begin(), reference.end(), v);
+    if (it == reference.end()) return false;
+    reference.erase(it);
+    return true;
   };
   auto text = [](const std::vector<std::uint64_t>& items) {
     std::string s = "[";
@@ -50,27 +66,47 @@ std::string queue_differential(const DifferentialRun& run) {
       for (std::size_t k = 0; k < n; ++k) batch.push_back(next_value++);
       enqueue_batch(q, 0, std::span<const std::uint64_t>(batch));
       reference.insert(reference.end(), batch.begin(), batch.end());
+    } else if (relaxed && kind == 2) {
+      const auto v = q.dequeue(0);
+      if (!v && !reference.empty())
+        return where(i, "dequeue()") + ": empty, while " + std::to_string(reference.size()) + " items are queued";
+      if (v && !take(*v)) return where(i, "dequeue()") + ": got " + std::to_string(*v) + ", which is not queued";
+    } else if (relaxed) {
+      got.assign(n, 0);
+      got.resize(dequeue_batch(q, 0, n, got.data()));
+      if (got.size() != std::min(n, reference.size()))
+        return where(i, "dequeue_batch(" + std::to_string(n) + ")") + ": got " + text(got) + " while " +
+               std::to_string(reference.size()) + " items are queued";
+      for (const std::uint64_t v : got)
+        if (!take(v)) return where(i, "dequeue_batch(" + std::to_string(n) + ")") + ": got " + std::to_string(v) + ", which is not queued";
     } else if (kind == 2) {
       const auto v = q.dequeue(0);
       const std::optional<std::uint64_t> want =
-          reference.empty() ? std::nullopt : std::optional<std::uint64_t>(reference.front());
+          reference.empty() ? std::nullopt : std::optional<std::uint64_t>(lifo ? reference.back() : reference.front());
       if (v != want)
         return where(i, "dequeue()") + ": got " + (v ? std::to_string(*v) : "empty") + ", want " +
                (want ? std::to_string(*want) : "empty");
-      if (want) reference.pop_front();
+      if (want) lifo ? reference.pop_back() : reference.pop_front();
     } else {
       got.assign(n, 0);
       got.resize(dequeue_batch(q, 0, n, got.data()));
-      const std::size_t k = std::min(n, reference.size());
-      const std::vector<std::uint64_t> want(reference.begin(), reference.begin() + static_cast<std::ptrdiff_t>(k));
+      const auto k = static_cast<std::ptrdiff_t>(std::min(n, reference.size()));
+      const std::vector<std::uint64_t> want = lifo ? std::vector<std::uint64_t>(reference.rbegin(), reference.rbegin() + k)
+                                                   : std::vector<std::uint64_t>(reference.begin(), reference.begin() + k);
       if (got != want) return where(i, "dequeue_batch(" + std::to_string(n) + ")") + ": got " + text(got) + ", want " + text(want);
-      reference.erase(reference.begin(), reference.begin() + static_cast<std::ptrdiff_t>(k));
+      if (lifo) reference.erase(reference.end() - k, reference.end());
+      else reference.erase(reference.begin(), reference.begin() + k);
     }
   }
+  if (relaxed) std::sort(reference.begin(), reference.end());  // its final contents compare as sets
+  auto in_order = [&](std::vector<std::uint64_t>& items) -> std::vector<std::uint64_t>& {
+    if (relaxed) std::sort(items.begin(), items.end());
+    return items;
+  };
   std::vector<std::uint64_t> left;
   if constexpr (requires { q.for_each_item([](std::uint64_t) {}); }) {
     q.for_each_item([&](std::uint64_t v) { left.push_back(v); });
-    if (left != std::vector<std::uint64_t>(reference.begin(), reference.end()))
+    if (in_order(left) != std::vector<std::uint64_t>(reference.begin(), reference.end()))
       return "final contents (for_each_item) " + text(left) + " differ from " +
              text(std::vector<std::uint64_t>(reference.begin(), reference.end())) + " (seed " + std::to_string(run.seed) + ")";
   }
@@ -80,7 +116,8 @@ std::string queue_differential(const DifferentialRun& run) {
   }
   left.clear();
   while (const auto v = q.dequeue(0)) left.push_back(*v);
-  if (left != std::vector<std::uint64_t>(reference.begin(), reference.end()))
+  if (lifo) std::reverse(left.begin(), left.end());  // popped top first
+  if (in_order(left) != std::vector<std::uint64_t>(reference.begin(), reference.end()))
     return "final contents (dequeued) " + text(left) + " differ from the reference (seed " + std::to_string(run.seed) + ")";
   return "";
 }

@@ -42,7 +42,7 @@ Json config_json(const Config& c, const StructureEntry& entry, const std::vector
     j["duration_ms"] = c.duration_ms;
     j["ops"] = "none";
   }
-  if (entry.kind == StructureKind::queue) {
+  if (runs_queue_workload(entry.kind)) {
     j["queue_mode"] = std::string(queue_mode_name(c.queue_mode));
     j["producers"] = c.queue_mode == QueueMode::split ? Json(c.producers) : Json("none");
     j["batch"] = c.batch;

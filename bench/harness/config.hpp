@@ -65,7 +65,7 @@ struct Config {
   std::uint32_t external_work = 0;   // random private cache lines written after each operation
   int nr_replicas = 0;               // NR virtual nodes; 0: one per NUMA node (hwloc)
   std::uint64_t nr_log_entries = 0;  // NR log capacity; 0: the default (2^16 entries)
-  // Queues (kind queue).
+  // Queues and stacks (kind queue or stack: the queue workload).
   QueueMode queue_mode = QueueMode::pairs;
   int producers = 0;                   // split: the threads that only enqueue (the first ones)
   std::uint32_t batch = 1;             // items per operation (1: single-item operations)

@@ -49,11 +49,12 @@ struct RawOptions {
 
 // The options of queues; refused for the other kinds.
 void convert_queue(const RawOptions& raw, const StructureEntry& entry, Config& c) {
-  const bool queue = entry.kind == StructureKind::queue;
+  const bool queue = runs_queue_workload(entry.kind);
   for (const auto& [option, given] : {std::pair{"--queue-mode", raw.queue_mode}, std::pair{"--producers", raw.producers},
                                       std::pair{"--batch", raw.batch}, std::pair{"--items", raw.items}})
     if (!queue && !given.empty())
-      throw UsageError{std::string(option) + ": structure '" + c.ds + "' does not take it; allowed: only with queues (kind queue)"};
+      throw UsageError{std::string(option) + ": structure '" + c.ds +
+                       "' does not take it; allowed: only with queues and stacks (kind queue or stack)"};
   if (!queue) return;
   if (raw.queue_mode == "split") c.queue_mode = QueueMode::split;
   else if (raw.queue_mode == "random") c.queue_mode = QueueMode::random;
@@ -92,8 +93,8 @@ void convert_blackbox(const RawOptions& raw, const StructureEntry& entry, Config
       throw UsageError{std::string(option) + ": structure '" + c.ds + "' does not take it; allowed: only with " + which};
   };
   const bool black_box = entry.kind == StructureKind::black_box;
-  refuse("--prefill-items", black_box || entry.kind == StructureKind::queue, raw.prefill_items,
-         "black-box structures (kind black_box, e.g. nr.stack) and queues");
+  refuse("--prefill-items", black_box || runs_queue_workload(entry.kind), raw.prefill_items,
+         "black-box structures (kind black_box, e.g. nr.stack), queues and stacks");
   refuse("--external-work", black_box, raw.external_work, "black-box structures (kind black_box, e.g. nr.stack)");
   refuse("--nr-replicas", entry.node_replicated, raw.nr_replicas, "Node Replication structures (method nr)");
   refuse("--nr-log-entries", entry.node_replicated, raw.nr_log_entries, "Node Replication structures (method nr)");

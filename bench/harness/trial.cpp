@@ -95,16 +95,21 @@ TrialOutcome run_trial(TrialWorkload& workload, const TrialContext& ctx) {
 
   const std::uint64_t prefill_begin = now_ns();  // the plan and the threads' start count as prefill
   workload.prefill_begin();  // the team's first barrier publishes what it sets to the workers
+  // Without a prefill its two barriers are left out: a barrier costs every thread a wake-up,
+  // which on an oversubscribed machine is most of a short trial (lincheck records thousands).
+  const bool prefills = cfg.prefill != PrefillMode::none;
   ThreadTeam team(ctx.topology, ctx.thread_cpus, cfg.process_figures);
   team.start([&](int tid) {
     ThreadResult& r = results[tid];
     if (cfg.latency_sample) r.latency = std::make_unique<LatencyHistogram[]>(workload.op_type_count());
     workload.thread_start(tid);
     team.sync();  // 1: everyone started
-    workload.prefill(tid);
-    team.sync();  // 2: parallel prefill done
-    if (tid == 0) workload.prefill_correct(tid);
-    team.sync();  // 3: prefill complete
+    if (prefills) {
+      workload.prefill(tid);
+      team.sync();  // 2: parallel prefill done
+      if (tid == 0) workload.prefill_correct(tid);
+      team.sync();  // 3: prefill complete
+    }
     team.sync();  // 4: start the measured phase
 
     const bool update_thread = tid < cfg.threads;
@@ -120,8 +125,10 @@ TrialOutcome run_trial(TrialWorkload& workload, const TrialContext& ctx) {
   });
 
   team.sync();  // 1
-  team.sync();  // 2
-  team.sync();  // 3
+  if (prefills) {
+    team.sync();  // 2
+    team.sync();  // 3
+  }
   const double prefill_ms = static_cast<double>(now_ns() - prefill_begin) / 1e6;
   memory.after("prefill");
   const bool prefill_failed = workload.prefill_failed();

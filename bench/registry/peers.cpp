@@ -3,6 +3,7 @@
 #include "bench/adapters/libcds_maps.hpp"
 #include "bench/adapters/libcds_sets.hpp"
 #include "bench/adapters/libcuckoo_maps.hpp"
+#include "bench/adapters/queue_peers.hpp"
 #include "bench/adapters/tbb_sets.hpp"
 #include "bench/registry/register.hpp"
 
@@ -83,6 +84,30 @@ void add_peers(RegistryShard& shard) {
        .description = "oneTBB 2021.8 concurrent_map (skip list): concurrent insert and find; its erase (unsafe_erase) "
                       "is not thread-safe, so deletes run only with one thread",
        .library = "oneTBB", .layout = TbbConcurrentMap::layout()}));
+  // The queues: libcds's (its .so, as above) and oneTBB's, whose pages come from its
+  // cache_aligned_allocator, i.e. tbbmalloc (as above).
+  CDSB_REGISTER(queue_structure<TbbConcurrentQueue>(
+      {.name = "tbb.concurrent_queue", .kind = queue,
+       .description = "oneTBB 2021.8 concurrent_queue: 8 micro-queues (its default), a ticket per push and per pop",
+       .library = "oneTBB"}));
+  CDSB_REGISTER(queue_structure<LibcdsMsQueue>(
+      {.name = "libcds.ms_queue", .kind = queue,
+       .description = "libcds 2.3.3 MSQueue (Michael & Scott, PODC 1996) with libcds Hazard Pointers",
+       .library = "libcds"}));
+  CDSB_REGISTER(queue_structure<LibcdsBasketQueue>(
+      {.name = "libcds.basket_queue", .kind = queue,
+       .description = "libcds 2.3.3 BasketQueue (Hoffman, Shalev & Shavit, OPODIS 2007) with libcds Hazard Pointers",
+       .library = "libcds"}));
+  CDSB_REGISTER(queue_structure<LibcdsFcQueue>(
+      {.name = "libcds.fc_queue", .kind = queue,
+       .description = "libcds 2.3.3 FCQueue: a std::deque under flat combining (Hendler, Incze, Shavit & Tzafrir, SPAA 2010)",
+       .library = "libcds"}));
+  CDSB_REGISTER(queue_structure<LibcdsSegmentedQueue>(
+      {.name = "libcds.segmented_queue", .kind = queue,
+       .description = "libcds 2.3.3 SegmentedQueue (Afek, Korland & Yanovsky, OPODIS 2010), libcds Hazard Pointers: "
+                      "quasi-linearizable (a dequeue takes any item of the first segment of threads-rounded-up-to-2^k "
+                      "cells), so relaxed",
+       .library = "libcds"}));
 #endif
   CDSB_REGISTER(set_structure<TbbConcurrentUnorderedMap>(
       {.name = "tbb.concurrent_unordered_map", .kind = unordered_map,
@@ -102,6 +127,24 @@ void add_peers(RegistryShard& shard) {
        .description = "libcuckoo 0.3.1 cuckoohash_map (Li et al., EuroSys 2014): 4-way bucketed cuckoo hashing, striped "
                       "spin locks, doubles under all locks; our even hash",
        .library = "libcuckoo"}));
+  // Checked against the FIFO model as its documentation warns (no order between producers):
+  // about half of 3,000 small histories (2-4 threads) are not linearizable, even ones with no
+  // two operations overlapping, e.g. thread 2 enqueued b0 b1 b2, thread 0 dequeued b0 and
+  // enqueued a1 a2, and thread 1's next dequeue returned a1 while b1 was older: a consumer
+  // token takes from the producer it is on, not the oldest item.
+  CDSB_REGISTER(queue_structure<MoodycamelConcurrentQueue>(
+      {.name = "moodycamel.concurrent_queue", .kind = queue,
+       .description = "moodycamel::ConcurrentQueue 1.0.3: a sub-queue of blocks per producer (a token per thread), "
+                      "native bulk operations; FIFO per producer only",
+       .library = "moodycamel",
+       .known_violation = "moodycamel::ConcurrentQueue is FIFO per producer only: a dequeue can return a later "
+                          "producer's item while an older one waits, even in a sequential history (see "
+                          "bench/registry/peers.cpp); evidence: cdsbench-lincheck --ds moodycamel.concurrent_queue "
+                          "--histories 3000 (about half not linearizable)"}));
+  CDSB_REGISTER(queue_structure<BoostLockfreeQueue>(
+      {.name = "boost.lockfree_queue", .kind = queue,
+       .description = "Boost 1.74 lockfree::queue: Michael-Scott with tagged pointers and a free list of nodes",
+       .library = "Boost"}));
 }
 
 template void add_peers<CDSBENCH_REGISTRY_SHARD>(RegistryShard&);

@@ -419,9 +419,11 @@ StructureEntry queue_entry(TypeList<Qs...> list, About about) {
   else e.order = "fifo";
   if constexpr (requires { First::unavailable_reason(); }) e.unavailable_reason = &First::unavailable_reason;
   e.run_trial = &run_variant_trial<QueueWorkload, Qs...>;
-  // Histories follow the checker's queue model only where the queue is linearizable.
-  if (e.order == "fifo") {
-    e.model = "queue";
+  // Histories follow the checker's queue (or stack) model, except a relaxed queue's (it
+  // promises no FIFO order to check). A queue FIFO per producer only is checked against the
+  // FIFO model too: its registration states the violations found as its known_violation.
+  if (e.order != "relaxed") {
+    e.model = e.order == "lifo" ? "stack" : "queue";
     e.record_history = &record_variant_history<QueueWorkload, Qs...>;
   }
   e.differential = [](const DifferentialRun& run) {
@@ -433,8 +435,11 @@ StructureEntry queue_entry(TypeList<Qs...> list, About about) {
 
 // A FIFO queue (or its variants) run by the queue workload; about.kind must be queue. What the
 // entry says of it is read off the type: native batch operations (HasNativeBatch), a bounded
-// queue's `default_capacity` (the harness builds it so), and an `order` weaker than linearizable FIFO ("per_producer_fifo",
-// "relaxed"), which leaves it out of the linearizability check.
+// queue's `default_capacity` (the harness builds it so), and an `order` weaker than
+// linearizable FIFO: "per_producer_fifo" (checked against the FIFO model, its violations
+// stated as about.known_violation) or "relaxed" (left out of the linearizability check). A
+// stack registers the same way as StackAsQueue<S> (order "lifo", about.kind stack), its
+// histories checked with the stack model.
 template <class List>
 StructureEntry queue_structure(About about) {
   return detail::queue_entry(variants_t<List>{}, std::move(about));

@@ -46,6 +46,9 @@ constexpr std::string_view kind_name(StructureKind k) {
   return "?";
 }
 
+// Queues and stacks run the queue workload (a stack in LIFO mode) and take its options.
+constexpr bool runs_queue_workload(StructureKind k) { return k == StructureKind::queue || k == StructureKind::stack; }
+
 std::optional<StructureKind> parse_kind(std::string_view name);
 std::string kind_names();  // "ordered_set, unordered_map, ..." for messages
 
@@ -99,12 +102,12 @@ struct StructureEntry {
   bool concurrent_erase = true;
   bool node_replicated = false;      // takes --nr-replicas and --nr-log-entries
   std::uint64_t max_key_range = 0;   // 0: no limit of its own (the synthetic buffer has one)
-  // Queues: native batch operations (else batches are single operations); the items a bounded
-  // queue holds (0: unbounded); FIFO per producer only, not linearizable as a queue
-  // (moodycamel), or relaxed (reorders items: reported, not failed).
+  // Queues and stacks: native batch operations (else batches are single operations); the
+  // items a bounded queue holds (0: unbounded); FIFO per producer only, not linearizable as a
+  // queue (moodycamel), or relaxed (reorders items: reported, not failed); a stack's LIFO.
   bool native_batch = false;
   std::uint64_t capacity = 0;
-  std::string order;  // "fifo" (linearizable), "per_producer_fifo", "relaxed"; "" for other kinds
+  std::string order;  // "fifo" (linearizable), "per_producer_fifo", "relaxed", "lifo"; "" for other kinds
 
   TrialOutcome (*run_trial)(const TrialContext&) = nullptr;
   // Why the structure cannot run on this machine ("" if it can; e.g. LCRQ without cmpxchg16b),

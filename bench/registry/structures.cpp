@@ -1,4 +1,4 @@
-// Our sets, maps and queues, one registration line each, in the order --list shows them (then
+// Our sets, maps, queues and stacks, one registration line each, in the order --list shows them (then
 // peers.cpp's, then black_box.cpp's). To add a structure: include its header and add its
 // line (bench/registry/register.hpp says what a line may call). This file is compiled once
 // per shard (bench/CMakeLists.txt); each line is instantiated in one shard only.
@@ -21,9 +21,11 @@
 #include "cdsbench/set/list/lazy.hpp"
 #include "cdsbench/set/locked_std_set.hpp"
 #include "cdsbench/queue/batch_queue.hpp"
+#include "cdsbench/queue/elimination_stack.hpp"
 #include "cdsbench/queue/lcrq.hpp"
 #include "cdsbench/queue/locked_ring_queue.hpp"
 #include "cdsbench/queue/michael_scott_queue.hpp"
+#include "cdsbench/queue/treiber_stack.hpp"
 
 namespace cdsb::bench {
 namespace {
@@ -36,6 +38,8 @@ template <class R> using FeldmanWaitFree = FeldmanWaitFreeMap<R>;
 template <class R> using SeqlockProbe = SeqlockProbeMap<R>;
 template <class R> using MichaelScott = MichaelScottQueue<R>;
 template <class R> using LcrqQueue = Lcrq<R>;
+template <class R> using TreiberLifo = StackAsQueue<TreiberStack<R>>;
+template <class R> using EliminationLifo = StackAsQueue<EliminationStack<R>>;
 // The maps with other keys and a named hash (digest_keyed, byte_keyed), through their default variant.
 template <class K, class H> using DedupChainingDigest = DedupChainingMap<K, std::uint64_t, H>;
 template <class K, class H> using MichaelDigest = MichaelHashMap<reclaim::EpochBased<>, K, std::uint64_t, H>;
@@ -142,6 +146,15 @@ void add_structures(RegistryShard& shard) {
       {.name = "lcrq", .kind = queue,
        .description = "Morrison-Afek LCRQ (PPoPP 2013): a list of rings of 4,096 cells, fetch-and-add tickets, "
                       "double-width CAS per cell (cmpxchg16b)"}));
+
+  // ---- stacks (queue/): the queue workload in LIFO mode --------------------------------------
+  CDSB_REGISTER(queue_structure<variant_axes<TreiberLifo, AllReclaimers, AllocationPolicies>>(
+      {.name = "treiber_stack", .kind = stack,
+       .description = "Treiber's lock-free stack (IBM RJ 5118, 1986): a linked list, one CAS on the top to push or pop"}));
+  CDSB_REGISTER(queue_structure<variant_axes<EliminationLifo, AllReclaimers, AllocationPolicies>>(
+      {.name = "elimination_stack", .kind = stack,
+       .description = "Hendler-Shavit-Yerushalmi elimination-backoff stack (SPAA 2004): Treiber's stack whose push and "
+                      "pop, after a failed CAS, meet in a collision array and cancel out"}));
 }
 
 template void add_structures<CDSBENCH_REGISTRY_SHARD>(RegistryShard&);

@@ -6,7 +6,7 @@
 namespace cdsb::bench {
 
 QueueWorkloadCore::QueueWorkloadCore(const TrialContext& ctx, std::string_view order)
-    : cfg_(ctx.config), fifo_(order != "relaxed") {
+    : cfg_(ctx.config), order_(order), fifo_(order == "fifo" || order == "per_producer_fifo") {
   const int n = cfg_.total_threads();
   const bool split = cfg_.queue_mode == QueueMode::split;
   const int producers = split ? cfg_.producers : n;
@@ -44,7 +44,7 @@ std::string QueueWorkloadCore::validate(Json& j, const std::vector<std::uint64_t
     log_bytes += st->log.bytes();
   }
   const double elapsed_s = j.value("elapsed_ms", 0.0) / 1e3;
-  j["queue_order"] = fifo_ ? "fifo" : "relaxed";
+  j["queue_order"] = order_;
   j["items_enqueued"] = enqueued;
   j["items_dequeued"] = dequeued;
   j["items_remaining"] = remaining.size();

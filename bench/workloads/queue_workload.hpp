@@ -13,6 +13,9 @@
 // share, and the time to move them all is measured). Split-mode consumers end on their own
 // (done): after the stop, they drain what the producers left.
 //
+// Stacks run the same workload in LIFO mode (StackAsQueue): push for enqueue, pop for dequeue,
+// with the same item accounting; their order is checked by lincheck's stack model, not here.
+//
 // Items: every item names its producer and that producer's sequence number,
 // (producer + 1) << 40 | sequence; every consumer logs what it dequeued, in order. Validation
 // (P6) is exact: every item dequeued or left in the queue was enqueued, none twice, none lost
@@ -38,6 +41,7 @@
 #include "cdsbench/queue/concepts.hpp"
 #include "cdsbench/queue/pipeline_queue.hpp"
 #include "cdsbench/reclaim/reclaimer.hpp"
+#include "cdsbench/set/concepts.hpp"  // HasThreadHooks
 
 namespace cdsb::bench {
 
@@ -66,6 +70,58 @@ class ItemLog {
   static constexpr std::size_t block_items = std::size_t{1} << 16;  // 512 KiB
   std::vector<std::unique_ptr<std::uint64_t[]>> blocks_;
   std::size_t used_ = block_items;
+};
+
+// S's reclaimer_type, where it has one (it names the registry's variant).
+template <class S>
+struct ReclaimerTypeOf {};
+template <class S>
+  requires requires { typename S::reclaimer_type; }
+struct ReclaimerTypeOf<S> {
+  using reclaimer_type = typename S::reclaimer_type;
+};
+
+// A stack seen by the queue workload (LIFO mode): enqueue pushes, dequeue pops, and what is
+// left is listed bottom to top. No native batches: a batch is single pushes or pops.
+template <ConcurrentStack S>
+class StackAsQueue : public ReclaimerTypeOf<S> {
+ public:
+  static constexpr std::string_view order = "lifo";
+
+  explicit StackAsQueue(int max_threads)
+    requires std::is_constructible_v<S, int>
+      : stack_(max_threads) {}
+  StackAsQueue(int max_threads, reclaim::ReclaimOptions options)
+    requires std::is_constructible_v<S, int, reclaim::ReclaimOptions>
+      : stack_(max_threads, options) {}
+
+  void enqueue(int tid, std::uint64_t v) { stack_.push(tid, v); }
+  std::optional<std::uint64_t> dequeue(int tid) { return stack_.pop(tid); }
+
+  template <class Fn>
+  void for_each_item(Fn&& fn) const
+    requires requires(const S& s) { s.for_each_item(fn); }
+  {
+    stack_.for_each_item(fn);
+  }
+  std::string check_invariants() const
+    requires requires(const S& s) { s.check_invariants(); }
+  {
+    return stack_.check_invariants();
+  }
+  std::size_t memory_bytes() const
+    requires requires(const S& s) { s.memory_bytes(); }
+  {
+    return stack_.memory_bytes();
+  }
+  StatsReport stats() const
+    requires requires(const S& s) { s.stats(); }
+  {
+    return stack_.stats();
+  }
+
+ private:
+  S stack_;
 };
 
 // Everything of the queue workload that does not depend on the queue, compiled once
@@ -134,15 +190,17 @@ class QueueWorkloadCore {
   static bool conclude(Json& j, const std::string& error);
 
   const Config& cfg_;
-  const bool fifo_;  // the queue promises per-producer FIFO order
+  const std::string order_;  // what the queue promises: fifo, per_producer_fifo, relaxed or lifo (a stack)
+  const bool fifo_;          // per-producer FIFO order, checked here
   std::vector<Padded<ThreadState>> states_;
   PrefillDeadline deadline_;
 };
 
 // Recorder: NoRecorder for measurement, HistoryRecorder for linearizability histories: single
 // operations as enqueue(v) and dequeue(), a native batch as one enqueue_batch(first, count) (a
-// batch's items are consecutive numbers) or dequeue_batch(max) -> [items]. A batch made of
-// single operations is not one operation: no histories with batches for such a queue.
+// batch's items are consecutive numbers) or dequeue_batch(max) -> [items]; a stack's as push,
+// pop, push_batch and pop_batch (the checker's stack model). A batch made of single operations
+// is not one operation: no histories with batches for such a queue.
 template <ConcurrentQueue Q, class Recorder = NoRecorder>
 class QueueWorkload final : public QueueWorkloadCore {
  public:
@@ -159,9 +217,12 @@ class QueueWorkload final : public QueueWorkloadCore {
 
   const Recorder& recorder() const { return recorder_; }
 
-  void thread_start(int) {}
+  void thread_start(int tid) {
+    if constexpr (HasThreadHooks<Q>) queue_->queue().thread_init(tid);
+  }
   void thread_finish(int tid) {
     if (states_[tid]->role == Role::producer) queue_->producer_done();
+    if constexpr (HasThreadHooks<Q>) queue_->queue().thread_exit(tid);
   }
   bool done(int, ThreadState& st, bool stop_asked) const { return QueueWorkloadCore::done(st, stop_asked); }
 
@@ -187,10 +248,11 @@ class QueueWorkload final : public QueueWorkloadCore {
       if constexpr (Recorder::enabled) {
         const std::uint64_t returned = return_stamp_ns();
         if (cfg_.batch == 1)
-          recorder_.record(tid, {"enqueue", {static_cast<std::int64_t>(items[0]), 0}, 1, 0, false, call_ns, returned});
+          recorder_.record(tid, {lifo ? "push" : "enqueue", {static_cast<std::int64_t>(items[0]), 0}, 1, 0, false, call_ns, returned});
         else
-          recorder_.record(tid, {"enqueue_batch", {static_cast<std::int64_t>(items[0]), static_cast<std::int64_t>(items.size())},
-                                 2, 0, false, call_ns, returned});
+          recorder_.record(tid, {lifo ? "push_batch" : "enqueue_batch",
+                                 {static_cast<std::int64_t>(items[0]), static_cast<std::int64_t>(items.size())}, 2, 0, false,
+                                 call_ns, returned});
       }
       return enqueue_op;
     }
@@ -206,9 +268,11 @@ class QueueWorkload final : public QueueWorkloadCore {
     if constexpr (Recorder::enabled) {
       const std::uint64_t returned = return_stamp_ns();
       if (cfg_.batch == 1)
-        recorder_.record(tid, {"dequeue", {0, 0}, 0, n ? static_cast<std::int64_t>(st.buffer[0]) : 0, n > 0, call_ns, returned});
+        recorder_.record(tid, {lifo ? "pop" : "dequeue", {0, 0}, 0, n ? static_cast<std::int64_t>(st.buffer[0]) : 0, n > 0,
+                               call_ns, returned});
       else
-        recorder_.record_list(tid, {"dequeue_batch", {static_cast<std::int64_t>(max), 0}, 1, 0, false, call_ns, returned},
+        recorder_.record_list(tid, {lifo ? "pop_batch" : "dequeue_batch", {static_cast<std::int64_t>(max), 0}, 1, 0, false,
+                                    call_ns, returned},
                               std::span<const std::uint64_t>(st.buffer.data(), n));
     }
     st.log.append(st.buffer.data(), n);
@@ -249,10 +313,11 @@ class QueueWorkload final : public QueueWorkloadCore {
   }
 
  private:
-  static std::string_view order_of() {
+  static constexpr std::string_view order_of() {
     if constexpr (requires { Q::order; }) return Q::order;
     else return "fifo";
   }
+  static constexpr bool lifo = order_of() == "lifo";
   static std::unique_ptr<PipelineQueue<Q>> make_queue(const Config& c) {
     if constexpr (std::is_constructible_v<Q, int, reclaim::ReclaimOptions>)
       return std::make_unique<PipelineQueue<Q>>(c.total_threads(), reclaim::ReclaimOptions{c.reclaim_eager});

@@ -23,7 +23,8 @@ namespace cdsb::bench {
 // The protocol run_trial drives. Every member is called by the trial's threads as the
 // choreography says: thread_start/thread_finish and step on the thread itself; prefill_begin
 // by the trial's own thread before the workers prefill; prefill on every thread;
-// prefill_correct on thread 0 alone; prefill_failed, report_prefill and finish while quiescent.
+// prefill_correct on thread 0 alone (neither with --prefill none); prefill_failed,
+// report_prefill and finish while quiescent.
 template <class W>
 concept Workload = requires(W& w, const W& cw, int tid, typename W::ThreadState& st, Json& j) {
   { W::op_type_count } -> std::convertible_to<int>;

@@ -47,10 +47,11 @@ def test_other_broken_structures_are_caught(tmp_path, ds):
     assert int(summary(out, ds)["violations"]) > 0
 
 
-@pytest.mark.parametrize("ds", ["broken_queue_stale_empty", "broken_queue_reorders", "broken_queue_duplicates"])
-def test_broken_queues_are_caught(tmp_path, ds):
+@pytest.mark.parametrize("ds", ["broken_queue_stale_empty", "broken_queue_reorders", "broken_queue_duplicates",
+                                "broken_stack_pops_bottom"])
+def test_broken_queues_and_stacks_are_caught(tmp_path, ds):
     """broken_queue_stale_empty loses no item (its trials validate): only the checker sees its
-    empty answers."""
+    empty answers; nor does broken_stack_pops_bottom, whose order only the stack model checks."""
     code, out, _ = run("cdsbench-lincheck-testing", "--ds", ds, "--histories", "1000", "--out", tmp_path)
     assert code == 1
     assert int(summary(out, ds)["not_linearizable"]) > 0
@@ -67,6 +68,15 @@ def test_a_queue_with_native_batches_is_checked_with_batch_operations(tmp_path):
         assert ('"op":"dequeue_batch","args":[3],"result":[' in text) == batches
         assert ('"op":"enqueue_batch","args":[' in text) == batches
         assert '"op":"dequeue","args":[],"result":' in text
+
+
+def test_a_stack_is_checked_with_the_stack_model_as_pushes_and_pops(tmp_path):
+    code, out, err = run("cdsbench-lincheck", "--ds", "elimination_stack", "--reclaimer", "hp", "--histories", "200",
+                         "--out", tmp_path)
+    assert code == 0, out + err
+    text = pathlib.Path(summary(out, "elimination_stack")["histories_file"]).read_text()
+    assert '"op":"push","args":[' in text and '"op":"pop","args":[],"result":' in text
+    assert "enqueue" not in text and "dequeue" not in text
 
 
 def test_every_variant_of_a_list_is_checked_and_split_variants_shares_the_histories(tmp_path):

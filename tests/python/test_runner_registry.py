@@ -185,7 +185,7 @@ def test_rows_carry_the_structure_data_and_a_family_from_it(tmp_path, harness):
     got = rows(db(tmp_path / "r"), "SELECT ds, structure_kind, structure_library, blackbox_method, blackbox_structure, "
                                    "family FROM runs ORDER BY run_id")
     assert [tuple(r.values()) for r in got] == [
-        ("fake_stack", "stack", "cdsbench", "none", "none", "sets"),
+        ("fake_stack", "stack", "cdsbench", "none", "none", "queues"),
         ("nr.fake_pq", "black_box", "cdsbench", "nr", "fake_pq", "fake_pq"),
         ("fc.fake_pq", "black_box", "cdsbench", "fc", "fake_pq", "fake_pq"),
         ("locked_fake_stack", "black_box", "cdsbench", "sl", "fake_stack", "fake_stack"),
@@ -204,6 +204,8 @@ def test_demo_family_is_queues_for_queues_the_sequential_structure_of_black_box_
         ({"ds": "nr.looks_black_box", "structure_kind": "set", "blackbox_method": "none",
           "blackbox_structure": "none"}, "sets"),
         ({"ds": "lcrq", "structure_kind": "queue", "blackbox_method": "none", "blackbox_structure": "none"},
+         "queues"),
+        ({"ds": "treiber_stack", "structure_kind": "stack", "blackbox_method": "none", "blackbox_structure": "none"},
          "queues"),
     ]:
         assert family(checks.rule_namespace(row)) == expected, row
@@ -227,7 +229,7 @@ def test_demo_runs_and_groups_by_family_against_the_fake_harness(tmp_path, harne
     got = rows(db(tmp_path / "r", "demo"), "SELECT DISTINCT ds, family FROM runs ORDER BY run_id")
     assert [(r["ds"], r["family"]) for r in got] == [
         (n, {"nr.fake_pq": "fake_pq", "fc.fake_pq": "fake_pq", "locked_fake_stack": "fake_stack",
-             "fake_queue": "queues"}.get(n, "sets"))
+             "fake_queue": "queues", "fake_stack": "queues"}.get(n, "sets"))
         for n in ALL]
     assert rows(db(tmp_path / "r", "demo"), "SELECT count(*) AS n, sum(run_status = 'ok') AS ok FROM runs") == [
         {"n": len(ALL) * 2 - 1, "ok": len(ALL) * 2 - 1}]

@@ -187,6 +187,35 @@ bench::StructureEntry broken_queue(std::string name, std::string description) {
   return e;
 }
 
+// A stack behind one mutex whose every 5th pop takes the bottom item instead of the top: no
+// item lost or doubled, so only the order is wrong (lincheck's stack model, the differential).
+class BottomPoppingStack {
+ public:
+  explicit BottomPoppingStack(int) {}
+  void push(int, std::uint64_t v) {
+    std::scoped_lock guard(lock_);
+    items_.push_back(v);
+  }
+  std::optional<std::uint64_t> pop(int) {
+    std::scoped_lock guard(lock_);
+    if (items_.empty()) return std::nullopt;
+    const bool bottom = ++pops_ % 5 == 0;
+    const std::uint64_t v = bottom ? items_.front() : items_.back();
+    bottom ? items_.pop_front() : items_.pop_back();
+    return v;
+  }
+  template <class Fn>
+  void for_each_item(Fn&& fn) const {
+    std::scoped_lock guard(lock_);
+    for (const std::uint64_t v : items_) fn(v);
+  }
+
+ private:
+  mutable std::mutex lock_;
+  std::deque<std::uint64_t> items_;
+  std::uint64_t pops_ = 0;
+};
+
 }  // namespace
 
 bench::Registry registry_with_broken_sets() {
@@ -203,6 +232,11 @@ bench::Registry registry_with_broken_sets() {
                                                                "every 7th enqueue puts its item at the front"));
   r.add(broken_queue<BrokenQueue<QueueFault::stale_empty>>("broken_queue_stale_empty",
                                                             "every 8th dequeue answers empty whatever the queue holds"));
+  bench::StructureEntry stack = bench::queue_structure<bench::StackAsQueue<BottomPoppingStack>>(
+      {.name = "broken_stack_pops_bottom", .kind = bench::StructureKind::stack,
+       .description = "test only: every 5th pop takes the bottom item instead of the top"});
+  stack.deliberately_broken = true;
+  r.add(std::move(stack));
   r.add(bench::set_structure<NoRangeQuerySet>({.name = "test_no_range_query", .kind = bench::StructureKind::ordered_set,
                                                .description = "test only: a sound set without range queries"}));
   return r;

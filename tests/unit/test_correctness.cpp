@@ -1,6 +1,6 @@
 // The correctness matrix of architecture.md §5 for every registered structure, found through the
 // registry (no per-structure test code): the sequential differential test against std::map (a
-// queue's against std::deque) and a multi-threaded stress trial with exact validation. (Linearizability is checked by
+// queue's and a stack's against std::deque) and a multi-threaded stress trial with exact validation. (Linearizability is checked by
 // cdsbench-lincheck, run by ctest.) The deliberately broken structures must be caught.
 #include <gtest/gtest.h>
 
@@ -86,7 +86,7 @@ TEST_P(EverySoundStructure, StressTrialValidates) {
     c.prefill = PrefillMode::none;
   }
   c.ops = 200'000;
-  if (e.kind == StructureKind::queue) {
+  if (runs_queue_workload(e.kind)) {
     // Split mode through the termination protocol: 2 producers move a fixed number of items in
     // batches, 2 consumers drain them to the end.
     c.ops.reset();
