@@ -153,7 +153,8 @@ class LibcdsQueue {
 
  private:
   static std::size_t hazard_pointers() {
-    if constexpr (requires { Q::c_nHazardPtrCount; }) return std::max<std::size_t>(8, Q::c_nHazardPtrCount);
+    // Read by value: SegmentedQueue's count is a static const with no definition to bind a reference to.
+    if constexpr (requires { Q::c_nHazardPtrCount; }) return std::max(std::size_t{8}, std::size_t{Q::c_nHazardPtrCount});
     else return 8;
   }
 
@@ -163,9 +164,31 @@ class LibcdsQueue {
 
 inline constexpr std::string_view fifo_order = "fifo", relaxed_order = "relaxed";
 
+// libcds 2.3.3's SegmentedQueue allocates a segment together with its cells (sizeof(segment) +
+// quasi factor x sizeof(cell) bytes, intrusive/segmented_queue.h:421) but frees it as one
+// segment (cds::details::Allocator::Delete): a sized delete with the wrong size, which ASan
+// reports (new-delete-type-mismatch) and which a size-class allocator's sized free (jemalloc's
+// sdallocx, under --malloc jemalloc) would take at its word. Its segments come from this
+// allocator, which frees without a size; everything else is as shipped.
+template <class T>
+struct UnsizedFreeAllocator {
+  using value_type = T;
+  UnsizedFreeAllocator() = default;
+  template <class U>
+  UnsizedFreeAllocator(const UnsizedFreeAllocator<U>&) noexcept {}
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T))); }
+  void deallocate(T* p, std::size_t) noexcept { ::operator delete(p); }
+  template <class U>
+  bool operator==(const UnsizedFreeAllocator<U>&) const noexcept { return true; }
+};
+struct SegmentedQueueTraits : cds::container::segmented_queue::traits {
+  using allocator = UnsizedFreeAllocator<int>;
+};
+
 using LibcdsMsQueue = LibcdsQueue<cds::container::MSQueue<cds::gc::HP, std::uint64_t>, fifo_order>;
 using LibcdsBasketQueue = LibcdsQueue<cds::container::BasketQueue<cds::gc::HP, std::uint64_t>, fifo_order>;
 using LibcdsFcQueue = LibcdsQueue<cds::container::FCQueue<std::uint64_t>, fifo_order>;
-using LibcdsSegmentedQueue = LibcdsQueue<cds::container::SegmentedQueue<cds::gc::HP, std::uint64_t>, relaxed_order>;
+using LibcdsSegmentedQueue =
+    LibcdsQueue<cds::container::SegmentedQueue<cds::gc::HP, std::uint64_t, SegmentedQueueTraits>, relaxed_order>;
 
 }  // namespace cdsb::bench::peers

@@ -108,6 +108,32 @@ void add_peers(RegistryShard& shard) {
                       "quasi-linearizable (a dequeue takes any item of the first segment of threads-rounded-up-to-2^k "
                       "cells), so relaxed",
        .library = "libcds"}));
+  // The header-only queues, also out of the TSan tree: each recycles its memory in ways TSan
+  // does not follow, and TSan reports races inside them within a 100 ms, 3-thread trial:
+  // moodycamel's (a producer's placement-new of an element, concurrentqueue.h:1933, against an
+  // earlier dequeue's read of the same slot, :2023; its header warns that TSan "can false
+  // report races in lock-free code" and exempts a few of its functions only), and
+  // Boost.Lockfree's (a node recycled from its free list, whose constructor stores its tagged
+  // `next`, queue.hpp:125, against a pop's load of it, :418: the tagged-pointer free list lets a
+  // slow pop read a recycled node and its tag then fails that pop's CAS).
+  // Checked against the FIFO model as its documentation warns (no order between producers):
+  // about half of 3,000 small histories (2-4 threads) are not linearizable, even ones with no
+  // two operations overlapping, e.g. thread 2 enqueued b0 b1 b2, thread 0 dequeued b0 and
+  // enqueued a1 a2, and thread 1's next dequeue returned a1 while b1 was older: a consumer
+  // token takes from the producer it is on, not the oldest item.
+  CDSB_REGISTER(queue_structure<MoodycamelConcurrentQueue>(
+      {.name = "moodycamel.concurrent_queue", .kind = queue,
+       .description = "moodycamel::ConcurrentQueue 1.0.3: a sub-queue of blocks per producer (a token per thread), "
+                      "native bulk operations; FIFO per producer only",
+       .library = "moodycamel",
+       .known_violation = "moodycamel::ConcurrentQueue is FIFO per producer only: a dequeue can return a later "
+                          "producer's item while an older one waits, even in a sequential history (see "
+                          "bench/registry/peers.cpp); evidence: cdsbench-lincheck --ds moodycamel.concurrent_queue "
+                          "--histories 3000 (about half not linearizable)"}));
+  CDSB_REGISTER(queue_structure<BoostLockfreeQueue>(
+      {.name = "boost.lockfree_queue", .kind = queue,
+       .description = "Boost 1.74 lockfree::queue: Michael-Scott with tagged pointers and a free list of nodes",
+       .library = "Boost"}));
 #endif
   CDSB_REGISTER(set_structure<TbbConcurrentUnorderedMap>(
       {.name = "tbb.concurrent_unordered_map", .kind = unordered_map,
@@ -127,24 +153,6 @@ void add_peers(RegistryShard& shard) {
        .description = "libcuckoo 0.3.1 cuckoohash_map (Li et al., EuroSys 2014): 4-way bucketed cuckoo hashing, striped "
                       "spin locks, doubles under all locks; our even hash",
        .library = "libcuckoo"}));
-  // Checked against the FIFO model as its documentation warns (no order between producers):
-  // about half of 3,000 small histories (2-4 threads) are not linearizable, even ones with no
-  // two operations overlapping, e.g. thread 2 enqueued b0 b1 b2, thread 0 dequeued b0 and
-  // enqueued a1 a2, and thread 1's next dequeue returned a1 while b1 was older: a consumer
-  // token takes from the producer it is on, not the oldest item.
-  CDSB_REGISTER(queue_structure<MoodycamelConcurrentQueue>(
-      {.name = "moodycamel.concurrent_queue", .kind = queue,
-       .description = "moodycamel::ConcurrentQueue 1.0.3: a sub-queue of blocks per producer (a token per thread), "
-                      "native bulk operations; FIFO per producer only",
-       .library = "moodycamel",
-       .known_violation = "moodycamel::ConcurrentQueue is FIFO per producer only: a dequeue can return a later "
-                          "producer's item while an older one waits, even in a sequential history (see "
-                          "bench/registry/peers.cpp); evidence: cdsbench-lincheck --ds moodycamel.concurrent_queue "
-                          "--histories 3000 (about half not linearizable)"}));
-  CDSB_REGISTER(queue_structure<BoostLockfreeQueue>(
-      {.name = "boost.lockfree_queue", .kind = queue,
-       .description = "Boost 1.74 lockfree::queue: Michael-Scott with tagged pointers and a free list of nodes",
-       .library = "Boost"}));
 }
 
 template void add_peers<CDSBENCH_REGISTRY_SHARD>(RegistryShard&);
