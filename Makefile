@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := demo
 GENERATOR := -G Ninja
 
-.PHONY: demo test deps build build-asan build-tsan bench-overhead bench-reclaim bench-prefill bench-nr bench-bst bench-hash clean
+.PHONY: demo test deps build build-asan build-tsan bench-overhead bench-reclaim bench-prefill bench-nr bench-bst bench-hash bench-queue clean
 
 deps:
 	@scripts/install-deps
@@ -58,6 +58,11 @@ bench-bst: build
 # synthetic test: the parts of issue 15 (about half a day on 2 cores at full size; see its docstring).
 bench-hash: build
 	@.venv/bin/cdsbench-run experiments/hash.py --out docs/results-hash.md
+
+# The queues and stacks beside oneTBB's, moodycamel's, Boost's and libcds's queues: single items
+# and batches of 20, pairs and split modes, memory per item: the parts of issue 16 (~20 min on 2 cores).
+bench-queue: build
+	@.venv/bin/cdsbench-run experiments/queue.py --out docs/results-queue.md
 
 clean:
 	rm -rf build build-asan build-tsan

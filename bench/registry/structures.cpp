@@ -26,6 +26,7 @@
 #include "cdsbench/queue/locked_ring_queue.hpp"
 #include "cdsbench/queue/michael_scott_queue.hpp"
 #include "cdsbench/queue/treiber_stack.hpp"
+#include "cdsbench/queue/wait_free_queue.hpp"
 
 namespace cdsb::bench {
 namespace {
@@ -146,6 +147,12 @@ void add_structures(RegistryShard& shard) {
       {.name = "lcrq", .kind = queue,
        .description = "Morrison-Afek LCRQ (PPoPP 2013): a list of rings of 4,096 cells, fetch-and-add tickets, "
                       "double-width CAS per cell (cmpxchg16b)"}));
+
+  // Its own reclamation (a floor per operation): no reclaimer axis; segments of 1,024 cells: no allocator axis.
+  CDSB_REGISTER(queue_structure<WaitFreeQueue<>>(
+      {.name = "wait_free_queue", .kind = queue,
+       .description = "Yang-Mellor-Crummey wait-free queue (PPoPP 2016): fetch-and-add on an array of cells in 1,024-cell "
+                      "segments, a slow path whose requests every thread helps"}));
 
   // ---- stacks (queue/): the queue workload in LIFO mode --------------------------------------
   CDSB_REGISTER(queue_structure<variant_axes<TreiberLifo, AllReclaimers, AllocationPolicies>>(
