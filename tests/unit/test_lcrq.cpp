@@ -5,10 +5,7 @@
 // threads, with every reclaimer at eager reclamation.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cstdint>
-#include <set>
-#include <thread>
 #include <vector>
 
 #include "cdsbench/platform/dwcas.hpp"
@@ -17,12 +14,14 @@
 #include "cdsbench/reclaim/hp.hpp"
 #include "cdsbench/reclaim/ibr.hpp"
 #include "cdsbench/reclaim/none.hpp"
+#include "support/queue_exchange.hpp"
 #include "support/stats_figures.hpp"
 
 namespace {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
+using cdsb::testing::exchange;
 using cdsb::testing::figure;
 
 TEST(Dwcas, SwapsBothWordsOrNeitherAndReportsTheCurrentOnes) {
@@ -76,49 +75,6 @@ TEST(Lcrq, AnEmptyRingsOvershotTailIsFixedSoEnqueuesLandAfterIt) {
     EXPECT_EQ(q.dequeue(0), 2u * round + 1);
     EXPECT_EQ(q.dequeue(0), 2u * round + 2);
   }
-  EXPECT_EQ(q.check_invariants(), "");
-}
-
-// P producers, C consumers, rings of 2^Order cells: every item exactly once, each producer's
-// items in order at every consumer, and the queue empty and consistent at the end.
-template <class Q>
-void exchange(int producers, int consumers, std::uint64_t per_producer) {
-  Q q(producers + consumers, ReclaimOptions{.eager = true});
-  std::atomic<int> producing{producers};
-  std::vector<std::vector<std::uint64_t>> got(consumers);
-  std::vector<std::thread> threads;
-  for (int p = 0; p < producers; ++p)
-    threads.emplace_back([&, p] {
-      for (std::uint64_t i = 0; i < per_producer; ++i) q.enqueue(p, (std::uint64_t(p) << 32) | i);
-      producing.fetch_sub(1, std::memory_order_release);
-    });
-  for (int c = 0; c < consumers; ++c)
-    threads.emplace_back([&, c] {
-      const int tid = producers + c;
-      for (;;) {
-        const bool last_look = producing.load(std::memory_order_acquire) == 0;  // before the dequeue
-        if (const auto v = q.dequeue(tid)) got[c].push_back(*v);
-        else if (last_look) return;
-      }
-    });
-  for (auto& t : threads) t.join();
-  std::set<std::uint64_t> seen;
-  std::size_t total = 0;
-  for (const auto& items : got) {
-    std::vector<std::int64_t> last(producers, -1);
-    for (const std::uint64_t v : items) {
-      const int p = static_cast<int>(v >> 32);
-      const auto sequence = static_cast<std::int64_t>(v & 0xffffffff);
-      ASSERT_LT(p, producers);
-      ASSERT_GT(sequence, last[p]) << "producer " << p << "'s items out of order";
-      last[p] = sequence;
-      seen.insert(v);
-      ++total;
-    }
-  }
-  EXPECT_EQ(total, producers * per_producer);
-  EXPECT_EQ(seen.size(), total) << "an item dequeued twice";
-  EXPECT_EQ(q.dequeue(0), std::nullopt);
   EXPECT_EQ(q.check_invariants(), "");
 }
 
