@@ -57,6 +57,24 @@ def test_broken_queues_and_stacks_are_caught(tmp_path, ds):
     assert int(summary(out, ds)["not_linearizable"]) > 0
 
 
+def test_the_wait_free_queues_slow_paths_are_linearizable(tmp_path):
+    """wait_free_queue_slow_paths (tests/support/broken_sets.cpp, sound): 2-cell segments and one
+    fast-path try, so requests, helping and segment frees happen in every trial; its histories,
+    recorded with its slow paths, must all be linearizable."""
+    code, out, err = run("cdsbench-testing", "--ds", "wait_free_queue_slow_paths", "--threads", "4",
+                         "--queue-mode", "pairs", "--duration-ms", "200")
+    assert code == 0, out + err
+    figures = dict(line.split("=", 1) for line in out.splitlines() if "=" in line and " " not in line.split("=", 1)[0])
+    assert figures["validation"] == "PASS"
+    for stat in ("slow_enqueues", "slow_dequeues", "segments_freed"):
+        assert int(figures[stat]) > 0, stat
+    code, out, err = run("cdsbench-lincheck-testing", "--ds", "wait_free_queue_slow_paths", "--histories", "5000",
+                         "--out", tmp_path)
+    assert code == 0, out + err
+    s = summary(out, "wait_free_queue_slow_paths")
+    assert s["violations"] == "0" and s["unknown"] == "0"
+
+
 def test_a_queue_with_native_batches_is_checked_with_batch_operations(tmp_path):
     """Odd seeds record batches of 3 as single operations of the queue model: enqueue_batch(first,
     count) and dequeue_batch(max) -> [items]; a queue without native batches only single ones."""

@@ -13,6 +13,7 @@
 
 #include "bench/registry/register.hpp"
 #include "cdsbench/set/hash/dedup_chaining_map.hpp"
+#include "cdsbench/queue/wait_free_queue.hpp"
 #include "cdsbench/set/locked_std_set.hpp"
 #include "support/broken_validation_sets.hpp"  // LyingContainsSet, FailsInvariantSet
 
@@ -237,6 +238,11 @@ bench::Registry registry_with_broken_sets() {
        .description = "test only: every 5th pop takes the bottom item instead of the top"});
   stack.deliberately_broken = true;
   r.add(std::move(stack));
+  // Sound: the wait-free queue with segments of 2 cells and one fast-path try, so that its slow
+  // paths, their helping and its segment reclamation run in every history and trial.
+  r.add(bench::queue_structure<WaitFreeQueue<1, 1>>(
+      {.name = "wait_free_queue_slow_paths", .kind = bench::StructureKind::queue,
+       .description = "test only: wait_free_queue with 2-cell segments and one fast try: its slow paths all the time"}));
   r.add(bench::set_structure<NoRangeQuerySet>({.name = "test_no_range_query", .kind = bench::StructureKind::ordered_set,
                                                .description = "test only: a sound set without range queries"}));
   return r;
