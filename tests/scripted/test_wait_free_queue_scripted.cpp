@@ -3,7 +3,8 @@
 // not stall the queue, and its request is completed by others while it is parked: its enqueue's
 // value is placed, committed and dequeued, its dequeue's value handed to it; a thread parked
 // anywhere in an operation holds a floor, and no segment at or after it is freed until it
-// leaves, however far the queue moves on.
+// leaves, however far the queue moves on. And the two interleavings an adversarial review found
+// losing an item (a claim's failure misread; a stale placement taking a handle's later request).
 #include <gtest/gtest.h>
 
 #include <cstdint>
