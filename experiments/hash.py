@@ -48,7 +48,8 @@ would refuse (deletes beside other threads on a map without a thread-safe erase:
 concurrent_erase) is not run, and the page says `refused`.
 """
 from cdsbench.experiment import Experiment, Line, env, registered_structures
-from cdsbench.markdown import DASH, cell, compare, failed_points, parts_not_measured, ratio_text, spread_line, table
+from cdsbench.markdown import (DASH, cell, compare, failed_points, fastest, measured_rows, parts_not_measured,
+                               ratio_text, spread_line, table, used_values)
 
 HASHES = ["bytesum", "parsec3", "even"]
 # The goals' maps (issue 15), by name: the registry has no field for "our fastest map", "the peer
@@ -137,21 +138,6 @@ def mops(v):
     return "%.2g" % v if 0 < v < 0.01 else "%.3f" % v
 
 
-def measured_rows(results, part):
-    return [n for n in results.values("ds") if results.points(part=part, ds=n)]
-
-
-def used_values(results, part, name):
-    return [v for v in results.values(name) if results.points(part=part, **{name: v})]
-
-
-def fastest(results, names, params):
-    """The name among `names` whose point has the highest median Mops/s (None if none ran)."""
-    ran = [(results.point(ds=n, **params), n) for n in names]
-    ran = [(p.median("mops"), n) for p, n in ran if p is not None and p.status == "ok" and p.median("mops")]
-    return max(ran)[1] if ran else None
-
-
 def grid_cell(results, name, params, column, fmt):
     point = results.point(ds=name, **params)
     if point is None and refused(results.structures[name], params["updates"], params["threads"]):
@@ -182,7 +168,7 @@ def speed_goals(results):
     goals = []
     if FAST in rows and peers:
         def best_peer(params):
-            peer = fastest(results, peers, params)
+            peer = fastest(results, peers, params, "mops")
             return (FAST, peer) if peer else None
         goals.append(("%s / best peer" % FAST, best_peer, FAST_GOAL, lambda params: params["threads"] <= 2, True))
     if FELDMAN in rows and LIBCDS_FELDMAN in rows:

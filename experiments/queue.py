@@ -28,7 +28,8 @@ About 20 minutes on 2 cores. The environment shrinks it (lists are comma-separat
 and `--trials N` the trials per point. oneTBB's queue runs with its default 8 micro-queues.
 """
 from cdsbench.experiment import Experiment, Line, env, registered_structures
-from cdsbench.markdown import DASH, cell, compare, failed_points, parts_not_measured, ratio_text, spread_line, table
+from cdsbench.markdown import (DASH, cell, compare, failed_points, fastest, measured_rows, parts_not_measured,
+                               ratio_text, spread_line, table, used_values)
 
 # The goals' queues (issue 16), by name: the registry has no field for "the batch queue" or "the
 # dedup study's baseline".
@@ -81,27 +82,12 @@ def mitems(v):
     return "%.2g" % v if 0 < v < 0.01 else "%.3f" % v
 
 
-def measured_rows(results, part):
-    return [n for n in results.values("ds") if results.points(part=part, ds=n)]
-
-
-def used_values(results, part, name):
-    return [v for v in results.values(name) if results.points(part=part, **{name: v})]
-
-
 def linearizable_fifo(entry):
     return entry["kind"] == "queue" and entry["order"] == "fifo" and not entry["known_violation"]
 
 
 def ours(entry):
     return entry["library"] == "cdsbench"
-
-
-def fastest(results, names, params):
-    """The name among `names` whose point has the highest median Mitems/s (None if none ran)."""
-    ran = [(results.point(ds=n, **params), n) for n in names]
-    ran = [(p.median("mitems"), n) for p, n in ran if p is not None and p.status == "ok" and p.median("mitems")]
-    return max(ran)[1] if ran else None
 
 
 def columns(results, batch):
@@ -123,7 +109,7 @@ def goals(results):
     out = []
     if our_fifo and peer_fifo:
         def best_vs_best(params):
-            a, b = fastest(results, our_fifo, params), fastest(results, peer_fifo, params)
+            a, b = fastest(results, our_fifo, params, "mitems"), fastest(results, peer_fifo, params, "mitems")
             return (a, b) if a and b else None
         out.append(("our fastest linearizable FIFO queue / the best linearizable peer", best_vs_best, FIFO_GOAL,
                     lambda params: params["batch"] == 1, True))
@@ -136,7 +122,7 @@ def goals(results):
                     False))
     if BATCH in rows and single:
         def batch_vs_single(params):
-            b = fastest(results, single, params)
+            b = fastest(results, single, params, "mitems")
             return (BATCH, b) if b else None
         out.append(("%s / our fastest single-item queue" % BATCH, batch_vs_single, SINGLE_GOAL,
                     lambda params: params["batch"] == GOAL_BATCH, True))

@@ -275,6 +275,24 @@ def parts_not_measured(results: Results, parts, variable: str) -> str:
     return "Not measured yet: %s (`%s=%s`)." % (", ".join("`%s`" % p for p in missing), variable, ",".join(missing))
 
 
+def measured_rows(results: Results, part: str) -> list:
+    """The structures (grid parameter ``ds``) with a point in the experiment's part ``part``."""
+    return [n for n in results.values("ds") if results.points(part=part, ds=n)]
+
+
+def used_values(results: Results, part: str, name: str) -> list:
+    """The values of grid parameter ``name`` with a point in part ``part``."""
+    return [v for v in results.values(name) if results.points(part=part, **{name: v})]
+
+
+def fastest(results: Results, names, params: dict, column: str):
+    """The name among ``names`` whose point at ``params`` has the highest median ``column``
+    (None if none ran)."""
+    ran = [(results.point(ds=n, **params), n) for n in names]
+    ran = [(p.median(column), n) for p, n in ran if p is not None and p.status == "ok" and p.median(column)]
+    return max(ran)[1] if ran else None
+
+
 def thousands(n) -> str:
     return f"{int(n):,}" if float(n).is_integer() else f"{n:,}"
 

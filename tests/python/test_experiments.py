@@ -1,4 +1,4 @@
-"""experiments/bst.py, hash.py, nr.py, reclaim.py and prefill.py, the experiments behind docs/results-*.md: the grids
+"""experiments/bst.py, hash.py, queue.py, nr.py, reclaim.py and prefill.py, the experiments behind docs/results-*.md: the grids
 they plan from the harness's registry, and each one's page from a shrunk sweep of the real
 harness (the assertions of scripts/bench-bst, which they replace, moved here)."""
 import re
@@ -469,3 +469,30 @@ def test_prefill_page_from_a_shrunk_sweep(tmp_path):
         interval(row[3])
         interval(row[4])
     assert list(table_rows(text, "Throughput")) == ["`ellen_bst`", "`bronson_avl`"]
+
+
+# ---------------------------------------------------------------------------------------------
+# queue.py
+
+
+def test_queue_plans_every_queue_and_stack_in_both_modes_and_batches(clean_env):
+    queues = [s["name"] for s in structures() if s["kind"] in ("queue", "stack")]
+    plan = plan_of("queue")
+    assert plan.grid["part"] == ["throughput", "memory"] and plan.grid["ds"] == queues
+    assert {"wait_free_queue", "batch_queue", "locked_ring_queue", "tbb.concurrent_queue", "elimination_stack"} <= set(queues)
+    by_part = {part: [p for p in plan.points if p["part"] == part] for part in plan.grid["part"]}
+    # throughput: pairs at 1, 2, 4 threads and split at 2 and 4 (a producer and a consumer at
+    # least), each at batches of 1 and 20; memory: one point per structure.
+    assert Counter(p["ds"] for p in by_part["throughput"]) == {n: 10 for n in queues}
+    assert not [p for p in by_part["throughput"] if p["mode"] == "split" and p["threads"] < 2]
+    assert [p["ds"] for p in by_part["memory"]] == queues
+    assert len(plan.runs) == 5 * len(plan.points)
+    for run in plan.runs:
+        o, p = options(run), run.point
+        assert (o["--ds"], o["--threads"], o["--queue-mode"], o["--batch"], o["--seed"]) == \
+            (p["ds"], str(p["threads"]), p["mode"], str(p["batch"]), str(16 + run.trial))
+        assert o.get("--producers") == (str(p["threads"] // 2) if p["mode"] == "split" else None)
+        if p["part"] == "throughput":
+            assert o["--duration-ms"] == "1000" and "--prefill-items" not in o
+        else:
+            assert (o["--prefill-items"], o["--duration-ms"], o["--threads"]) == ("1000000", "100", "1")
