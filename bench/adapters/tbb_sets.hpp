@@ -43,6 +43,8 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "bench/adapters/counting_allocator.hpp"
@@ -168,17 +170,34 @@ class TbbConcurrentUnorderedMap {
   Map map_;
 };
 
-// Key: 64-bit integers (hashed by oneTBB's own tbb_hash_compare, as shipped) or digests,
-// hashed by one of our named hashes (Hash), as the dedup study ran oneTBB's map with dedup's.
+// Key: 64-bit integers (hashed by oneTBB's own tbb_hash_compare, as shipped), digests or byte
+// strings, hashed by one of our named hashes (Hash), as the dedup study ran oneTBB's map with
+// dedup's. A byte-string key (std::string_view at the interface) is stored as a std::string and
+// looked up without a copy (the hash-compare is transparent: oneTBB's find, count and erase
+// take the view); an insert copies it, as our maps do.
 template <class Key = std::uint64_t, class Hash = void>
 class TbbConcurrentHashMap {
+  static constexpr bool byte_keys = std::is_same_v<Key, std::string_view>;
+  using Stored = std::conditional_t<byte_keys, std::string, Key>;
+  template <class A>
+  static decltype(auto) as_key(const A& k) {
+    if constexpr (byte_keys) return std::string_view(k);
+    else return (k);
+  }
   struct NamedHashCompare {
-    std::size_t hash(const Key& k) const { return Hash{}(k); }
-    bool equal(const Key& a, const Key& b) const { return a == b; }
+    using is_transparent = void;
+    template <class A>
+    std::size_t hash(const A& k) const {
+      return Hash{}(as_key(k));
+    }
+    template <class A, class B>
+    bool equal(const A& a, const B& b) const {
+      return as_key(a) == as_key(b);
+    }
   };
   using HashCompare = std::conditional_t<std::is_void_v<Hash>, tbb::tbb_hash_compare<Key>, NamedHashCompare>;
-  using Value = std::pair<const Key, std::uint64_t>;
-  using Map = tbb::concurrent_hash_map<Key, std::uint64_t, HashCompare, std::allocator<Value>>;
+  using Value = std::pair<const Stored, std::uint64_t>;
+  using Map = tbb::concurrent_hash_map<Stored, std::uint64_t, HashCompare, std::allocator<Value>>;
 
  public:
   using key_type = Key;
@@ -188,7 +207,7 @@ class TbbConcurrentHashMap {
   explicit TbbConcurrentHashMap(int) {}
 
   // Linearizable; blocking (the bucket's readers-writer lock).
-  bool insert(int, key_type k, mapped_type v) { return map_.insert(Value{k, v}); }
+  bool insert(int, key_type k, mapped_type v) { return map_.insert(Value{Stored(k), v}); }
   // Linearizable; blocking (the bucket's lock, then the item's, which waits for its readers).
   bool erase(int, key_type k) { return map_.erase(k); }
   // Linearizable; blocking (the bucket's lock, shared).
@@ -201,9 +220,13 @@ class TbbConcurrentHashMap {
   }
   // Linearizable: oneTBB's insert with an accessor either inserts or finds, and holds the
   // item's lock (shared) while the value is read; blocking.
+  // A byte key is looked up first, so that a key present costs no copy (linearized at that
+  // find); otherwise the insert, which finds or inserts it, is the linearization point.
   std::pair<mapped_type, bool> find_or_insert(int, key_type k, mapped_type v) {
     typename Map::const_accessor item;
-    const bool inserted = map_.insert(item, Value{k, v});
+    if constexpr (byte_keys)
+      if (map_.find(item, k)) return {item->second, false};
+    const bool inserted = map_.insert(item, Value{Stored(k), v});
     return {item->second, inserted};
   }
   // Linearizable: the value is written under the item's exclusive lock; blocking.

@@ -140,7 +140,7 @@ void add_peers(RegistryShard& shard) {
        .description = "oneTBB 2021.8 concurrent_unordered_map (split-ordered list): concurrent insert and find; its "
                       "erase (unsafe_erase) is not thread-safe, so deletes run only with one thread; no assign",
        .library = "oneTBB"}));
-  CDSB_REGISTER(set_structure<TbbConcurrentHashMap<>, digest_keyed<TbbConcurrentHashDigest>>(
+  CDSB_REGISTER(set_structure<TbbConcurrentHashMap<>, digest_and_byte_keyed<TbbConcurrentHashDigest>>(
       {.name = "tbb.concurrent_hash_map", .kind = unordered_map,
        .description = "oneTBB 2021.8 concurrent_hash_map (unordered; bucket and item readers-writer locks): oneTBB's "
                       "concurrent erase",

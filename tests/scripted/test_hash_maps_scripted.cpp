@@ -561,6 +561,25 @@ TYPED_TEST(ScriptedFeldmanOverflowChains, AnInsertOvertakenByAnotherRetriesFromT
   EXPECT_EQ(Q::leaked(), 0);
 }
 
+// A rewrite whose allocations fail mid-way (assign and erase copy the nodes in front of their
+// key) frees the copies it made and leaves the chain as it was.
+TYPED_TEST(ScriptedFeldmanOverflowChains, ARewriteWhoseAllocationFailsFreesItsCopies) {
+  Q::reset_leaks();
+  {
+    TypeParam map(1);
+    for (const char* k : {"a", "b", "c"}) ASSERT_TRUE(map.insert(0, k, 1));  // the chain c -> b -> a
+    Q::fail_allocation_after(1);  // assign(a) makes a, then the copy of b fails
+    EXPECT_THROW(map.assign(0, "a", 2), std::bad_alloc);
+    Q::fail_allocation_after(0);  // erase(a) fails at its first copy
+    EXPECT_THROW(map.erase(0, "a"), std::bad_alloc);
+    EXPECT_EQ(byte_keys_of(map), "{'a' 'b' 'c'}");
+    EXPECT_EQ(map.find(0, "a"), std::optional<std::uint64_t>(1));
+    EXPECT_TRUE(map.assign(0, "a", 3));  // and it still works
+    EXPECT_EQ(map.find(0, "a"), std::optional<std::uint64_t>(3));
+  }
+  EXPECT_EQ(Q::leaked(), 0);
+}
+
 // The seeded bugs: a rewrite that drops the chain's tail, an insert that retries with the head
 // it first read.
 using FeldmanBytes = FeldmanWaitFreeMap<EpochBased<Q>, std::string_view, std::uint64_t, SameHash>;

@@ -7,7 +7,8 @@
 // never reused while a policy lives, so `was_freed` cannot confuse two objects.
 //
 // At destruction it frees everything it allocated and counts the objects the structure never
-// freed (`leaked`): a leak check that does not depend on LeakSanitizer. Its one mutex orders
+// freed (`leaked`): a leak check that does not depend on LeakSanitizer. It can also make one
+// allocation fail (`fail_allocation_after`). Its one mutex orders
 // the threads that allocate and free (TSan sees those edges): scripted tests check
 // interleavings; TSan's view of a structure's own synchronisation comes from the stress tests.
 #pragma once
@@ -45,6 +46,14 @@ class QuarantineAllocator {
 
   template <class T>
   void* allocate(int /*tid*/) {
+    {
+      std::lock_guard lock(mutex_);
+      if (fail_after_ == 0) {
+        fail_after_ = -1;
+        throw std::bad_alloc();
+      }
+      if (fail_after_ > 0) --fail_after_;
+    }
     void* p = ::operator new(sizeof(T), std::align_val_t(alignof(T)));
     std::lock_guard lock(mutex_);
     blocks_[p] = Block{this, sizeof(T), alignof(T), false};
@@ -78,6 +87,13 @@ class QuarantineAllocator {
     leaked_ = 0;
   }
 
+  // The allocation after the next n (of any instance) throws std::bad_alloc, once: a structure's
+  // cleanup when an allocation fails mid-way.
+  static void fail_allocation_after(int n) {
+    std::lock_guard lock(mutex_);
+    fail_after_ = n;
+  }
+
  private:
   struct Block {
     const QuarantineAllocator* owner;
@@ -89,6 +105,7 @@ class QuarantineAllocator {
   static inline std::mutex mutex_;
   static inline std::unordered_map<const void*, Block> blocks_;
   static inline std::int64_t leaked_ = 0;
+  static inline int fail_after_ = -1;  // allocations left before one fails; -1: none fails
 };
 
 }  // namespace cdsb::testing

@@ -273,6 +273,23 @@ TEST(Allocators, PoolReusesOnTheSameThreadAndHandsBatchesToOthers) {
   pool.deallocate<NodeA>(1, got);
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+// A node waiting in a pool's list is poisoned but for its link word, so ASan still reports a
+// use after free of a pooled node; handed out again, the whole node is usable.
+TEST(Allocators, PoolPoisonsNodesWhileTheyWaitInItsLists) {
+  PoolAllocator<SystemAllocator> pool(1);
+  auto* node = static_cast<NodeA*>(pool.allocate<NodeA>(0));
+  EXPECT_FALSE(__asan_region_is_poisoned(node, sizeof(NodeA)));
+  pool.deallocate<NodeA>(0, node);
+  EXPECT_FALSE(__asan_address_is_poisoned(&node->a)) << "the link word";
+  EXPECT_TRUE(__asan_address_is_poisoned(&node->b));
+  EXPECT_TRUE(__asan_address_is_poisoned(&node->c));
+  EXPECT_EQ(pool.allocate<NodeA>(0), node);
+  EXPECT_FALSE(__asan_region_is_poisoned(node, sizeof(NodeA)));
+  pool.deallocate<NodeA>(0, node);  // the pool's teardown unpoisons it before the system frees it
+}
+#endif
+
 // ---- user statistics ----------------------------------------------------------------------
 
 TEST(UserStats, CountersSumMaximaMaxHistogramsBucketByPowerOfTwo) {

@@ -439,17 +439,26 @@ class FeldmanWaitFreeMap {
       if (target == nullptr) return false;
       const DataNode* const tail = CDSB_MUTANT("fwf.chain_rewrite_drops_tail") ? nullptr : next_of(target);
       const DataNode* chain = tail;
-      if (value) chain = reclaimer_.template allocate<DataNode>(tid, key, *value, chain);
-      for (const DataNode* p = node_of(w); p != target; p = next_of(p))
-        chain = reclaimer_.template allocate<DataNode>(tid, key_of(*p), p->value, chain);
+      try {
+        if (value) chain = reclaimer_.template allocate<DataNode>(tid, key, *value, chain);
+        for (const DataNode* p = node_of(w); p != target; p = next_of(p))
+          chain = reclaimer_.template allocate<DataNode>(tid, key_of(*p), p->value, chain);
+      } catch (...) {  // an allocation failed: the copies made so far go, the map is unchanged
+        free_unpublished(tid, chain, tail);
+        throw;
+      }
       CDSB_INTERLEAVE("fwf.chain.rewrite");
       if (slot.compare_exchange_strong(w, reinterpret_cast<Word>(chain), std::memory_order_acq_rel,
                                        std::memory_order_acquire)) {
         for (const DataNode* p = node_of(w); p != tail;) reclaimer_.retire(tid, const_cast<DataNode*>(std::exchange(p, next_of(p))));
         return true;
       }
-      while (chain != tail) reclaimer_.deallocate(tid, const_cast<DataNode*>(std::exchange(chain, next_of(chain))));  // never published
+      free_unpublished(tid, chain, tail);
     }
+  }
+  // The nodes of a chain built privately, down to the tail it shares with the published one.
+  void free_unpublished(int tid, const DataNode* chain, const DataNode* tail) {
+    while (chain != tail) reclaimer_.deallocate(tid, const_cast<DataNode*>(std::exchange(chain, next_of(chain))));
   }
 
   // The node of word w holding key (searching the chain, at the deepest level with byte-string
