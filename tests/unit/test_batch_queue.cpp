@@ -39,7 +39,9 @@ TEST(BatchQueue, BatchesAgreeWithADequeAcrossSegmentsAndChains) {
       ASSERT_EQ(n, std::min(k, reference.size())) << "fewer than max while the queue held more, at op " << op;
       for (std::size_t j = 0; j < n; ++j, reference.pop_front()) ASSERT_EQ(out[j], reference.front()) << "at op " << op;
     }
-    if (op % 1000 == 0) ASSERT_EQ(q.check_invariants(), "");
+    if (op % 1000 == 0) {
+      ASSERT_EQ(q.check_invariants(), "");
+    }
   }
   std::vector<std::uint64_t> listed;
   q.for_each_item([&](std::uint64_t v) { listed.push_back(v); });
@@ -104,8 +106,12 @@ void contiguous_batches(int producers, int consumers, std::uint64_t per_producer
         ASSERT_TRUE(seen.insert(item).second) << "item dequeued twice";
         // Within one take, an item that does not end its batch is followed by the next item
         // of the same batch: a batch's items are contiguous in the queue.
-        if (j + 1 < take.size() && !(take[j] & last_flag)) ASSERT_EQ(take[j + 1] & ~flags, item + 1) << "a batch was split";
-        if (j + 1 < take.size() && (take[j] & last_flag)) ASSERT_TRUE(take[j + 1] & first_flag) << "a batch was entered midway";
+        if (j + 1 < take.size() && !(take[j] & last_flag)) {
+          ASSERT_EQ(take[j + 1] & ~flags, item + 1) << "a batch was split";
+        }
+        if (j + 1 < take.size() && (take[j] & last_flag)) {
+          ASSERT_TRUE(take[j + 1] & first_flag) << "a batch was entered midway";
+        }
       }
     }
   }
