@@ -49,8 +49,9 @@ namespace cdsb::bench {
 // encoded: an item one above the item before it (a producer's next item: a batch, or a queue
 // that hands out a producer's items in a row) adds nothing but a count. Why: the log is written
 // inside the measured loop, and a plain log's fresh pages (8 bytes an item, zeroed by the kernel
-// when first touched) cost more than the queue operations themselves (perf, pairs of 20-item
-// batches on one thread: 40% of the trial's samples in clear_page); a run costs one word.
+// when first touched) cost more than the queue operations themselves (perf, the locked ring in
+// pairs of 20-item batches on one thread, the log even in 2 MiB pages: 40% of the trial's samples
+// in the kernel's clear_page); a run costs one word.
 // Exact: the replay gives back every item appended, in order, whatever their values.
 // Words: an item below 2^63 as itself; a run marker (top bits 10) "the item before continues
 // with this many successors"; an escape (top bits 11) before an item of 2^63 or more.

@@ -3,6 +3,7 @@
 // drain, --items moves exactly that many items), and the measured loop's own-end hook.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -107,12 +108,12 @@ std::vector<std::uint64_t> replay(const ItemLog& log) {
 
 // The log's run-length encoding gives back exactly what was appended: runs (consecutive items,
 // across appends), their ends and restarts, values that look like its markers (top bits 10 and
-// 11), the wrap from UINT64_MAX to 0, and random words.
+// 11), the wrap from UINT64_MAX to 0, and random words (several blocks' worth).
 TEST(QueueWorkload, ItemLogReplaysExactlyWhatWasAppended) {
   constexpr std::uint64_t top = std::uint64_t{1} << 63;
   std::vector<std::uint64_t> items{0, 1, 2, 3, 7, 8, 8, 9, 0, 0, 1, top - 1, top, top + 1, top + 2, top | top >> 1,
                                    (top | top >> 1) + 1, UINT64_MAX - 1, UINT64_MAX, 0, 1, 5};
-  for (std::uint64_t i = 0; i < 200'000; ++i) items.push_back(item_of_producer(3, i));  // a long run over blocks
+  for (std::uint64_t i = 0; i < 200'000; ++i) items.push_back(item_of_producer(3, i));  // a long run: one word
   cdsb::SplitMix64 rng(11);
   for (int i = 0; i < 200'000; ++i) items.push_back(rng.next() >> (rng.next() & 1 ? 0 : 40));
   ItemLog log;
