@@ -78,6 +78,7 @@ class GearChunker {
  private:
   static constexpr std::uint64_t top_bits(int k) noexcept { return ~std::uint64_t{0} << (64 - k); }
 
+ public:
   // G: splitmix64 from a fixed seed (any fixed table works; this one is ours).
   static constexpr std::array<std::uint64_t, 256> table = [] {
     std::array<std::uint64_t, 256> t{};
@@ -91,6 +92,7 @@ class GearChunker {
     return t;
   }();
 
+ private:
   Sizes sizes_;
   std::uint64_t mask_hard_ = 0, mask_easy_ = 0;
 };

@@ -74,10 +74,13 @@ class RabinChunker {
     return ends;
   }
 
- private:
+ // One byte into the fingerprint (the first 32 bytes of a scan; later bytes come in as
+  // step(h ^ byte 32 back, byte)).
   static constexpr std::uint32_t step(std::uint32_t h, std::uint8_t byte) noexcept {
     return ((h << 8) | byte) ^ reduction[h >> 24];
   }
+
+ private:
 
   // T[b] = b(x) x^32 mod P: b shifted left 32 times, reduced at each carry out of bit 31.
   static constexpr std::array<std::uint32_t, 256> reduction = [] {

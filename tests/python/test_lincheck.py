@@ -13,15 +13,16 @@ def summary(out, ds):
 
 
 def test_sound_structures_pass(tmp_path):
-    code, out, err = run("cdsbench-lincheck", "--ds", "all", "--histories", "500", "--split-variants", "--out", tmp_path,
+    # `--ds all` and its report; the structures' own checks are the ctest lincheck_* tests.
+    code, out, err = run("cdsbench-lincheck", "--ds", "all", "--histories", "40", "--split-variants", "--out", tmp_path,
                          timeout=600)
     assert code == 0, out + err
     for ds in ("locked_std_set", "rwlocked_std_set"):
         s = summary(out, ds)
-        assert s["histories"] == "503" and s["violations"] == "0" and s["unknown"] == "0"
+        assert s["histories"] == "43" and s["violations"] == "0" and s["unknown"] == "0"
         lines = pathlib.Path(s["histories_file"]).read_text().splitlines()
         assert lines[0].startswith('{"meta":')
-        assert len(lines) > 503 * 3 * 5  # every operation of every history recorded
+        assert len(lines) > 43 * 3 * 5  # every operation of every history recorded
     assert "null" not in out.replace("null,", "")  # null stores nothing: not a set to check
 
 

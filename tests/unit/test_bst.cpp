@@ -30,10 +30,10 @@ class ExternalBst : public ::testing::Test {
   static reclaim::ReclaimOptions eager() { return {.eager = true}; }
 };
 
-using Trees = ::testing::Types<NatarajanMittalBst<EpochBased<CountingAllocator>>, NatarajanMittalBst<NoReclaim<CountingAllocator>>,
+using ExternalBstTrees = ::testing::Types<NatarajanMittalBst<EpochBased<CountingAllocator>>, NatarajanMittalBst<NoReclaim<CountingAllocator>>,
                                EllenBst<EpochBased<CountingAllocator>>, EllenBst<NoReclaim<CountingAllocator>>,
                                BstTk<EpochBased<CountingAllocator>>, BstTk<NoReclaim<CountingAllocator>>>;
-TYPED_TEST_SUITE(ExternalBst, Trees);
+TYPED_TEST_SUITE(ExternalBst, ExternalBstTrees);
 
 TYPED_TEST(ExternalBst, EmptyTreeHasOnlySentinels) {
   TypeParam tree(1, this->eager());

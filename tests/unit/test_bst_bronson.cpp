@@ -32,8 +32,8 @@ class BronsonAvlTest : public ::testing::Test {
   static reclaim::ReclaimOptions eager() { return {.eager = true}; }
 };
 
-using Trees = ::testing::Types<BronsonAvl<EpochBased<CountingAllocator>>, BronsonAvl<NoReclaim<CountingAllocator>>>;
-TYPED_TEST_SUITE(BronsonAvlTest, Trees);
+using BronsonTrees = ::testing::Types<BronsonAvl<EpochBased<CountingAllocator>>, BronsonAvl<NoReclaim<CountingAllocator>>>;
+TYPED_TEST_SUITE(BronsonAvlTest, BronsonTrees);
 
 // The AVL bound the issue asks for: height <= 1.45 log2(n + 2).
 double avl_bound(std::uint64_t n) { return 1.45 * std::log2(static_cast<double>(n) + 2.0); }

@@ -35,8 +35,8 @@ class Citrus : public ::testing::Test {
   static std::uint64_t grace_periods(const Tree& t) { return figure(t.stats(), "grace_periods"); }
 };
 
-using Trees = ::testing::Types<CitrusBst<EpochBased<CountingAllocator>>, CitrusBst<NoReclaim<CountingAllocator>>>;
-TYPED_TEST_SUITE(Citrus, Trees);
+using CitrusTrees = ::testing::Types<CitrusBst<EpochBased<CountingAllocator>>, CitrusBst<NoReclaim<CountingAllocator>>>;
+TYPED_TEST_SUITE(Citrus, CitrusTrees);
 
 TYPED_TEST(Citrus, EmptyTreeHasOnlyTheSentinel) {
   TypeParam tree(1, this->eager());

@@ -32,8 +32,8 @@ class DrachslerBstTest : public ::testing::Test {
   static reclaim::ReclaimOptions eager() { return {.eager = true}; }
 };
 
-using Trees = ::testing::Types<DrachslerBst<EpochBased<CountingAllocator>>, DrachslerBst<NoReclaim<CountingAllocator>>>;
-TYPED_TEST_SUITE(DrachslerBstTest, Trees);
+using DrachslerTrees = ::testing::Types<DrachslerBst<EpochBased<CountingAllocator>>, DrachslerBst<NoReclaim<CountingAllocator>>>;
+TYPED_TEST_SUITE(DrachslerBstTest, DrachslerTrees);
 
 TYPED_TEST(DrachslerBstTest, EmptyTreeHasOnlySentinels) {
   TypeParam tree(1, this->eager());

@@ -34,8 +34,8 @@ class HowleyJonesBstTest : public ::testing::Test {
   static ReclaimOptions eager() { return {.eager = true}; }
 };
 
-using Trees = ::testing::Types<HowleyJonesBst<EpochBased<CountingAllocator>>, HowleyJonesBst<NoReclaim<CountingAllocator>>>;
-TYPED_TEST_SUITE(HowleyJonesBstTest, Trees);
+using HowleyJonesTrees = ::testing::Types<HowleyJonesBst<EpochBased<CountingAllocator>>, HowleyJonesBst<NoReclaim<CountingAllocator>>>;
+TYPED_TEST_SUITE(HowleyJonesBstTest, HowleyJonesTrees);
 
 template <class Tree>
 void insert_all(Tree& tree, const std::vector<std::uint64_t>& keys) {

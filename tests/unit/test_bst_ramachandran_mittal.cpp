@@ -34,9 +34,9 @@ class RamachandranMittal : public ::testing::Test {
   static ReclaimOptions eager() { return {.eager = true}; }
 };
 
-using Trees = ::testing::Types<RamachandranMittalBst<EpochBased<CountingAllocator>>,
+using RamachandranMittalTrees = ::testing::Types<RamachandranMittalBst<EpochBased<CountingAllocator>>,
                                RamachandranMittalBst<NoReclaim<CountingAllocator>>>;
-TYPED_TEST_SUITE(RamachandranMittal, Trees);
+TYPED_TEST_SUITE(RamachandranMittal, RamachandranMittalTrees);
 
 TYPED_TEST(RamachandranMittal, EmptyTreeHasOnlyTheSentinel) {
   TypeParam tree(1, this->eager());

@@ -11,22 +11,14 @@
 
 #include "apps/dedup/gear_chunker.hpp"
 #include "apps/dedup/rabin_chunker.hpp"
+#include "support/dedup_inputs.hpp"
 
 namespace {
 
 using cdsb::dedup::GearChunker;
 using cdsb::dedup::RabinChunker;
 
-// The reference inputs' generator (tests/data/dedup/README.md).
-std::vector<std::uint8_t> generated(std::size_t n, std::uint32_t seed) {
-  std::vector<std::uint8_t> bytes(n);
-  std::uint32_t s = seed;
-  for (auto& b : bytes) {
-    s = (s * 1103515245u + 12345u) & 0x7fffffffu;
-    b = static_cast<std::uint8_t>(s >> 16);
-  }
-  return bytes;
-}
+using cdsb::test::generated;
 
 std::vector<std::size_t> reference_ends(const std::string& name) {
   std::ifstream in(std::string(CDSBENCH_TEST_DATA) + "/dedup/" + name);
@@ -46,21 +38,17 @@ void expect_parsec_boundaries(const std::vector<std::uint8_t>& input, const std:
   }
 }
 
-TEST(RabinChunker, CutsWherePARSECCutsOneFragment) { expect_parsec_boundaries(generated(1'000'000, 42), "B"); }
+TEST(RabinChunker, CutsWherePARSECCutsOneFragment) { expect_parsec_boundaries(cdsb::test::dedup_input_b(), "B"); }
 
 // Two copies of 3 MB: three coarse fragments, whose starts re-seed the chained scans (only 832
 // of the pthreads build's 1,522 boundaries are also the serial build's).
 TEST(RabinChunker, CutsWherePARSECCutsAcrossFragmentsAndRepeats) {
-  std::vector<std::uint8_t> input = generated(3'000'000, 1);
-  input.insert(input.end(), input.begin(), input.end());
-  expect_parsec_boundaries(input, "A");
+  expect_parsec_boundaries(cdsb::test::dedup_input_a(), "A");
 }
 
 // A 16-letter alphabet over 8 MB: four coarse fragments.
 TEST(RabinChunker, CutsWherePARSECCutsLowEntropyText) {
-  std::vector<std::uint8_t> input = generated(8'000'000, 7);
-  for (auto& b : input) b = static_cast<std::uint8_t>((b & 0x0F) | 0x40);
-  expect_parsec_boundaries(input, "C");
+  expect_parsec_boundaries(cdsb::test::dedup_input_c(), "C");
 }
 
 // The rules at the edges: nothing for an empty input, one chunk below 32 bytes, 32-byte chunks

@@ -28,6 +28,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -44,6 +45,13 @@ const (
 )
 
 func main() {
+	// The histories are parsed into many small objects that live until the check ends: a
+	// collection at every doubling of the heap (GOGC=100) spent a fifth of the checker's CPU
+	// rescanning them (1,000 histories of a set: 0.46 CPU-s at 100, 0.37 at 400, for 80 and 150
+	// MB). GOGC in the environment still overrides this.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
