@@ -18,7 +18,7 @@
 #include "support/script.hpp"
 #include "support/scripted_checks.hpp"
 
-namespace {
+namespace bronson_scripted_test {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
@@ -76,4 +76,4 @@ TEST(ScriptedBronsonMutants, CatchesASearchThatSkipsTheRevalidation) {
             "contains(35) missed 35 after the node its search stood on was rotated down");
 }
 
-}  // namespace
+}  // namespace bronson_scripted_test

@@ -15,7 +15,7 @@
 #include "support/script.hpp"
 #include "support/scripted_checks.hpp"
 
-namespace {
+namespace bst_tk_scripted_test {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
@@ -65,4 +65,4 @@ TEST(ScriptedBstTkMutants, CatchesADeleteThatUnlocksTheRemovedParent) {
   EXPECT_EQ(insert_into_a_removed_parent<BstTk<EpochBased<Q>>>(), "keys {10 30} after insert(25) succeeded");
 }
 
-}  // namespace
+}  // namespace bst_tk_scripted_test

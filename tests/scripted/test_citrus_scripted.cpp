@@ -15,7 +15,7 @@
 #include "support/script.hpp"
 #include "support/scripted_checks.hpp"
 
-namespace {
+namespace citrus_scripted_test {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
@@ -83,4 +83,4 @@ TEST(ScriptedCitrusMutants, CatchesSkippingTheGracePeriod) {
             "a search for 25 that passed node 20 before the copy was linked missed 25");
 }
 
-}  // namespace
+}  // namespace citrus_scripted_test

@@ -19,7 +19,7 @@
 #include "support/script.hpp"
 #include "support/scripted_checks.hpp"
 
-namespace {
+namespace drachsler_scripted_test {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
@@ -176,4 +176,4 @@ TEST(ScriptedDrachslerMutants, CatchesLinkingThePredFirst) {
             "a later contains(20) from p missed a key an earlier one had found");
 }
 
-}  // namespace
+}  // namespace drachsler_scripted_test

@@ -23,7 +23,7 @@
 #include "support/script.hpp"
 #include "support/scripted_checks.hpp"
 
-namespace {
+namespace elimination_stack_scripted_test {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
@@ -157,4 +157,4 @@ TEST(ScriptedEliminationMutants, CatchesWithdrawingWithoutTheCas) {
   EXPECT_EQ(got.rfind("items {1 2 3 ", 0), 0u) << got;
 }
 
-}  // namespace
+}  // namespace elimination_stack_scripted_test

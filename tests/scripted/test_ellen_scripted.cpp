@@ -17,7 +17,7 @@
 #include "support/script.hpp"  // Mutant
 #include "support/scripted_checks.hpp"
 
-namespace {
+namespace ellen_scripted_test {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
@@ -103,4 +103,4 @@ TEST(ScriptedEllenMutants, CatchesNotHelpingAFlaggedDelete) {
             "erase(20) did not finish while the delete it must help was parked");
 }
 
-}  // namespace
+}  // namespace ellen_scripted_test

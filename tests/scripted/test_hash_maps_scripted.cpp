@@ -47,7 +47,7 @@
 #include "support/script.hpp"
 #include "support/scripted_checks.hpp"
 
-namespace {
+namespace hash_maps_scripted_test {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
@@ -678,4 +678,4 @@ TEST(ScriptedSeqlockProbeMapMutants, CatchesAFindThatSkipsValidation) {
             "find(1) returned 170 after 1 was erased and 17 took its slot");
 }
 
-}  // namespace
+}  // namespace hash_maps_scripted_test

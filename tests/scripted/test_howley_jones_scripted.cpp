@@ -16,7 +16,7 @@
 #include "support/script.hpp"  // Mutant
 #include "support/scripted_checks.hpp"
 
-namespace {
+namespace howley_jones_scripted_test {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
@@ -29,7 +29,7 @@ using Q = cdsb::testing::QuarantineAllocator;
 // Keys 20, 10, 40, 30 inserted in order: 20 { 10, 40 { 30, - } }. 20 has two children and its
 // successor is 30; 10 is a leaf.
 template <class Tree>
-void fill(Tree& t) {
+void fill_20_10_40_30(Tree& t) {
   for (std::uint64_t k : {20, 10, 40, 30}) t.insert(0, k, k);
 }
 
@@ -39,7 +39,7 @@ void fill(Tree& t) {
 template <class Tree>
 std::string marked_node_is_excised_by_others() {
   Tree t(3, ReclaimOptions{.eager = true});
-  fill(t);
+  fill_20_10_40_30(t);
   bool erased = false, inserted = false;
   const std::string problem = helped_while_parked(
       "hj.erase.marked", [&] { erased = t.erase(1, 10); },
@@ -61,7 +61,7 @@ std::string marked_node_is_excised_by_others() {
 template <class Tree>
 std::string relocation_is_finished_by_others() {
   Tree t(3, ReclaimOptions{.eager = true});
-  fill(t);
+  fill_20_10_40_30(t);
   bool erased = false, inserted = false;
   const std::string problem = helped_while_parked(
       "hj.erase.relocate_flagged", [&] { erased = t.erase(1, 20); },
@@ -104,4 +104,4 @@ TEST(ScriptedHowleyJonesMutants, CatchesNotHelpingARelocation) {
             "insert(25) did not finish while the relocation it must help was parked");
 }
 
-}  // namespace
+}  // namespace howley_jones_scripted_test

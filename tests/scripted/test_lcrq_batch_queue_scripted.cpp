@@ -24,7 +24,7 @@
 #include "support/script.hpp"
 #include "support/scripted_checks.hpp"
 
-namespace {
+namespace lcrq_batch_queue_scripted_test {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
@@ -157,4 +157,4 @@ TEST(ScriptedBatchQueueMutants, CatchesFreeingSegmentsAtOnce) {
             "1 segment(s) freed while a dequeue still read them");
 }
 
-}  // namespace
+}  // namespace lcrq_batch_queue_scripted_test

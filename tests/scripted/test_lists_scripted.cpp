@@ -19,7 +19,7 @@
 #include "support/script.hpp"
 #include "support/scripted_checks.hpp"
 
-namespace {
+namespace lists_scripted_test {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
@@ -195,4 +195,4 @@ TEST(ScriptedLazyMutants, CatchesAValidationThatIgnoresTheMarks) {
             "keys {20} after insert(15) succeeded");
 }
 
-}  // namespace
+}  // namespace lists_scripted_test

@@ -21,7 +21,7 @@
 #include "support/script.hpp"
 #include "support/scripted_checks.hpp"
 
-namespace {
+namespace michael_scott_queue_scripted_test {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
@@ -117,4 +117,4 @@ TEST(ScriptedMichaelScottMutants, CatchesFreeingTheOldDummyAtOnce) {
             "2 node(s) freed while a dequeue still held them");
 }
 
-}  // namespace
+}  // namespace michael_scott_queue_scripted_test

@@ -16,7 +16,7 @@
 #include "support/script.hpp"  // Mutant
 #include "support/scripted_checks.hpp"
 
-namespace {
+namespace natarajan_mittal_scripted_test {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
@@ -101,4 +101,4 @@ TEST(ScriptedNatarajanMittalMutants, CatchesAnInsertThatDoesNotHelp) {
             "insert(35) did not finish while the delete it must help was parked");
 }
 
-}  // namespace
+}  // namespace natarajan_mittal_scripted_test

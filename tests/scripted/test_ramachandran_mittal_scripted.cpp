@@ -18,7 +18,7 @@
 #include "support/script.hpp"
 #include "support/scripted_checks.hpp"
 
-namespace {
+namespace ramachandran_mittal_scripted_test {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
@@ -157,4 +157,4 @@ TEST(ScriptedRamachandranMittalMutants, CatchesNotHelpingAPromotion) {
             "insert(1002) did not finish while the promotion it must help was parked");
 }
 
-}  // namespace
+}  // namespace ramachandran_mittal_scripted_test

@@ -21,7 +21,7 @@
 #include "support/quarantine_allocator.hpp"
 #include "support/script.hpp"
 
-namespace {
+namespace reclaim_scripted_test {
 
 using namespace cdsb::reclaim;
 using cdsb::testing::Mutant;
@@ -379,4 +379,4 @@ TEST(ScriptedRcu, AGracePeriodWaitsForEarlierReadersOnly) {
   rcu.read_unlock(1);
 }
 
-}  // namespace
+}  // namespace reclaim_scripted_test

@@ -12,7 +12,7 @@
 #include "cdsbench/platform/interleave.hpp"
 #include "support/script.hpp"
 
-namespace {
+namespace script_test {
 
 using namespace std::chrono_literals;
 using cdsb::testing::Script;
@@ -125,4 +125,4 @@ TEST(Script, TheDestructorReleasesWhatTheTestLeftParked) {
   EXPECT_TRUE(done.load());
 }
 
-}  // namespace
+}  // namespace script_test

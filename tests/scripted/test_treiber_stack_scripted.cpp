@@ -19,7 +19,7 @@
 #include "support/script.hpp"
 #include "support/scripted_checks.hpp"
 
-namespace {
+namespace treiber_stack_scripted_test {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
@@ -79,4 +79,4 @@ TEST(ScriptedTreiberMutants, CatchesFreeingAPoppedNodeAtOnce) {
             "1 popped node(s) freed while a pop still held the top");
 }
 
-}  // namespace
+}  // namespace treiber_stack_scripted_test

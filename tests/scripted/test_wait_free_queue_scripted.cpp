@@ -16,7 +16,7 @@
 #include "support/script.hpp"
 #include "support/scripted_checks.hpp"
 
-namespace {
+namespace wait_free_queue_scripted_test {
 
 using namespace cdsb;
 using cdsb::testing::figure;
@@ -251,4 +251,4 @@ TEST(ScriptedWaitFreeQueueMutants, CatchesACleanerThatIgnoresTheFloors) {
   EXPECT_EQ(floor_keeps_segments("wfq.operation.begun"), "98 segment(s) freed while a parked enqueue's floor held them");
 }
 
-}  // namespace
+}  // namespace wait_free_queue_scripted_test

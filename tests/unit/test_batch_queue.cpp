@@ -18,7 +18,7 @@
 #include "cdsbench/reclaim/ebr.hpp"
 #include "cdsbench/reclaim/none.hpp"
 
-namespace {
+namespace batch_queue_test {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
@@ -126,4 +126,4 @@ TEST(BatchQueue, BatchesStayContiguousUnderThreads) {
   contiguous_batches<BatchQueue<EpochBased<PoolAllocator<SystemAllocator>>>>(1, 3, 100'000);
 }
 
-}  // namespace
+}  // namespace batch_queue_test

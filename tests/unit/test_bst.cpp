@@ -18,7 +18,7 @@
 #include "cdsbench/set/bst/natarajan_mittal.hpp"
 #include "unit/bst_test_support.hpp"
 
-namespace {
+namespace bst_test {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
@@ -93,4 +93,4 @@ TEST(ExternalBstLayout, NodeAndDescriptorSizes) {
   EXPECT_EQ(BstTk<Ebr>::leaf_bytes, 16u);
 }
 
-}  // namespace
+}  // namespace bst_test

@@ -20,7 +20,7 @@
 #include "cdsbench/set/bst/bronson_avl.hpp"
 #include "unit/bst_test_support.hpp"
 
-namespace {
+namespace bst_bronson_test {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
@@ -242,4 +242,4 @@ TYPED_TEST(BronsonAvlTest, ConcurrentSortedUpdatesUnderRotations) {
 // The size the header states (empty NodeBase for none and ebr).
 TEST(BronsonAvlLayout, NodeSize) { EXPECT_EQ(BronsonAvl<EpochBased<SystemAllocator>>::node_bytes, 56u); }
 
-}  // namespace
+}  // namespace bst_bronson_test

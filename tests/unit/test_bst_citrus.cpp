@@ -22,7 +22,7 @@
 #include "cdsbench/set/bst/citrus.hpp"
 #include "unit/bst_test_support.hpp"
 
-namespace {
+namespace bst_citrus_test {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
@@ -287,4 +287,4 @@ TEST(CitrusLayout, NodeSize) {
   EXPECT_EQ(CitrusBst<NoReclaim<SystemAllocator>>::node_bytes, 40u);
 }
 
-}  // namespace
+}  // namespace bst_citrus_test

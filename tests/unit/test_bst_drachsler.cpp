@@ -20,7 +20,7 @@
 #include "cdsbench/set/bst/drachsler.hpp"
 #include "unit/bst_test_support.hpp"
 
-namespace {
+namespace bst_drachsler_test {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
@@ -202,4 +202,4 @@ TEST(DrachslerBstLayout, NodeSize) {
   EXPECT_EQ(DrachslerBst<NoReclaim<SystemAllocator>>::node_bytes, 64u);
 }
 
-}  // namespace
+}  // namespace bst_drachsler_test

@@ -22,7 +22,7 @@
 #include "cdsbench/set/bst/howley_jones.hpp"
 #include "unit/bst_test_support.hpp"
 
-namespace {
+namespace bst_howley_jones_test {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
@@ -280,10 +280,10 @@ TEST(HowleyJonesBstLayout, NodeAndDescriptorSizes) {
   EXPECT_EQ(Tree::node_bytes, 32u);
   EXPECT_EQ(Tree::descriptor_bytes, 16u);
   EXPECT_EQ(Tree::relocate_descriptor_bytes, 48u);
-  using detail::howley_jones::glibc_chunk;
+  using cdsb::detail::howley_jones::glibc_chunk;
   EXPECT_EQ(glibc_chunk(Tree::node_bytes), 48u);
   EXPECT_EQ(glibc_chunk(Tree::descriptor_bytes), 32u);
   EXPECT_EQ(glibc_chunk(Tree::relocate_descriptor_bytes), 64u);
 }
 
-}  // namespace
+}  // namespace bst_howley_jones_test

@@ -22,7 +22,7 @@
 #include "cdsbench/set/bst/ramachandran_mittal.hpp"
 #include "unit/bst_test_support.hpp"
 
-namespace {
+namespace bst_ramachandran_mittal_test {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
@@ -276,4 +276,4 @@ TEST(RamachandranMittalLayout, NodeSize) {
   EXPECT_EQ(RamachandranMittalBst<NoReclaim<SystemAllocator>>::node_bytes, 32u);
 }
 
-}  // namespace
+}  // namespace bst_ramachandran_mittal_test

@@ -28,7 +28,7 @@
 #include "support/map_checks.hpp"
 #include "support/stats_figures.hpp"
 
-namespace {
+namespace byte_keys_test {
 
 using namespace cdsb;
 using reclaim::EpochBased;
@@ -183,4 +183,4 @@ TEST(FeldmanWaitFreeMap, ChainsByteKeysWhoseHashesAreEqual) {
   EXPECT_EQ(map.check_invariants(), "");
 }
 
-}  // namespace
+}  // namespace byte_keys_test

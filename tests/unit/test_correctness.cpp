@@ -13,7 +13,7 @@
 #include "bench/registry/registry.hpp"
 #include "support/broken_sets.hpp"
 
-namespace {
+namespace correctness_test {
 
 using namespace cdsb::bench;
 
@@ -112,4 +112,4 @@ TEST_P(EverySoundStructure, StressTrialValidates) {
 INSTANTIATE_TEST_SUITE_P(Registry, EveryStructure, ::testing::ValuesIn(variants(true)), test_name);
 INSTANTIATE_TEST_SUITE_P(Registry, EverySoundStructure, ::testing::ValuesIn(variants(false)), test_name);
 
-}  // namespace
+}  // namespace correctness_test

@@ -13,7 +13,7 @@
 #include "apps/dedup/rabin_chunker.hpp"
 #include "support/dedup_inputs.hpp"
 
-namespace {
+namespace dedup_chunkers_test {
 
 using cdsb::dedup::GearChunker;
 using cdsb::dedup::RabinChunker;
@@ -127,4 +127,4 @@ TEST(GearChunker, AnInsertionShiftsLaterBoundariesWithoutChangingThem) {
   EXPECT_EQ(kept, later);
 }
 
-}  // namespace
+}  // namespace dedup_chunkers_test

@@ -20,7 +20,7 @@
 #include "support/map_checks.hpp"
 #include "support/stats_figures.hpp"
 
-namespace {
+namespace feldman_wait_free_map_test {
 
 using namespace cdsb;
 using reclaim::EpochBased;
@@ -151,4 +151,4 @@ TEST(FeldmanWaitFreeMap, EveryOperationWithinTheBoundOnCollidingHeadSlots) {
   every_operation_within_the_bound<FeldmanWaitFreeMap<EpochBased<SystemAllocator>>>([](std::uint64_t r) { return 1 + r % 64; });
 }
 
-}  // namespace
+}  // namespace feldman_wait_free_map_test

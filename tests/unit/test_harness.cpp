@@ -19,7 +19,7 @@
 #include "cdsbench/set/locked_std_set.hpp"
 #include "support/broken_sets.hpp"
 
-namespace {
+namespace harness_test {
 
 using namespace cdsb;
 using namespace cdsb::bench;
@@ -428,4 +428,4 @@ TEST(Report, FormatsNumbersExactlyAndReadably) {
   EXPECT_EQ(format_value(Json(true)), "true");
 }
 
-}  // namespace
+}  // namespace harness_test

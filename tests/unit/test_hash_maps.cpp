@@ -29,7 +29,7 @@
 #include "support/map_checks.hpp"
 #include "support/stats_figures.hpp"
 
-namespace {
+namespace hash_maps_test {
 
 using namespace cdsb;
 using reclaim::EpochBased;
@@ -285,4 +285,4 @@ TYPED_TEST(ConcurrentMapOperations, FindOrInsertHasOneWinnerPerKey) {
 }
 TYPED_TEST(ConcurrentMapOperations, ValuesAlwaysBelongToTheirKey) { values_always_belong_to_their_key<TypeParam>(); }
 
-}  // namespace
+}  // namespace hash_maps_test

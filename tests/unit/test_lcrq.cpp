@@ -17,7 +17,7 @@
 #include "support/queue_exchange.hpp"
 #include "support/stats_figures.hpp"
 
-namespace {
+namespace lcrq_test {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
@@ -90,4 +90,4 @@ TYPED_TEST(LcrqThreads, EveryItemOnceInProducerOrder) {
   exchange<TypeParam>(1, 3, 30'000);
 }
 
-}  // namespace
+}  // namespace lcrq_test

@@ -30,7 +30,7 @@
 #include "cdsbench/queue/pipeline_queue.hpp"
 #include "cdsbench/random/generators.hpp"
 
-namespace {
+namespace locked_ring_queue_test {
 
 using namespace std::chrono_literals;
 using cdsb::LockedRingQueue;
@@ -700,4 +700,4 @@ TEST(PipelineQueue, ForwardsToTheNativeProtocol) {
   EXPECT_EQ(q.dequeue_wait(1), std::nullopt);
 }
 
-}  // namespace
+}  // namespace locked_ring_queue_test

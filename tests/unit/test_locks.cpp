@@ -9,7 +9,7 @@
 #include "cdsbench/platform/rw_lock.hpp"
 #include "cdsbench/platform/spin_lock.hpp"
 
-namespace {
+namespace locks_test {
 
 TEST(SpinLock, MutualExclusionCountsEveryIncrement) {
   cdsb::SpinLock lock;
@@ -79,4 +79,4 @@ TEST(RwSpinLock, ReadersShareTheLock) {
   lock.unlock();
 }
 
-}  // namespace
+}  // namespace locks_test

@@ -11,7 +11,7 @@
 #include "bench/core/thread_team.hpp"
 
 namespace cdsb::bench {
-namespace {
+namespace measure_test {
 
 const Topology& topology() {
   static const Topology t;
@@ -89,5 +89,5 @@ TEST(MemoryPhases, DisabledFiguresAreUnavailableNotZero) {
   for (const auto& item : j.items()) EXPECT_EQ(item.value(), "unavailable") << item.key();
 }
 
-}  // namespace
+}  // namespace measure_test
 }  // namespace cdsb::bench

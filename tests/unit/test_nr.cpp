@@ -30,7 +30,7 @@
 #include "cdsbench/seq/sorted_set.hpp"
 #include "cdsbench/seq/synthetic.hpp"
 
-namespace {
+namespace nr_test {
 
 using namespace cdsb;
 
@@ -427,4 +427,4 @@ INSTANTIATE_TEST_SUITE_P(Registry, NrStructure,
                            return s;
                          });
 
-}  // namespace
+}  // namespace nr_test

@@ -28,7 +28,7 @@
 #include "bench/core/perf_counters.hpp"
 #include "cdsbench/platform/topology.hpp"
 
-namespace {
+namespace platform_test {
 
 using cdsb::Cpu;
 using cdsb::Topology;
@@ -504,4 +504,4 @@ TEST(MachineInfo, RssFollowsTouchedMemory) {
   EXPECT_LE(*peak + 32 * mib, *peak_touched);
 }
 
-}  // namespace
+}  // namespace platform_test

@@ -10,9 +10,9 @@
 
 #include "bench/workloads/prefill_plan.hpp"
 
-using cdsb::bench::PrefillPlan;
+namespace prefill_plan_test {
 
-namespace {
+using cdsb::bench::PrefillPlan;
 
 PrefillPlan plan_of(std::uint64_t range, std::uint64_t target, std::uint64_t seed) {
   return PrefillPlan(range, target, seed, [](std::uint64_t) { return true; });
@@ -37,8 +37,6 @@ double mean_depth(const std::vector<std::uint64_t>& order) {
   }
   return sum / static_cast<double>(order.size());
 }
-
-}  // namespace
 
 TEST(PrefillPlan, TakesExactlyTheKeysThatArriveBeforeTheTarget) {
   const std::uint64_t range = 50'000, target = 20'000;
@@ -134,3 +132,5 @@ TEST(PrefillPlan, StopsWhenToldAndSaysSo) {
   EXPECT_FALSE(p.complete());
   EXPECT_EQ(asked, 3u) << "the scan asks every 2^16 keys";
 }
+
+}  // namespace prefill_plan_test

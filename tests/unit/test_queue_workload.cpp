@@ -14,7 +14,7 @@
 #include "cdsbench/random/generators.hpp"
 #include "support/broken_sets.hpp"
 
-namespace {
+namespace queue_workload_test {
 
 using namespace cdsb::bench;
 
@@ -157,4 +157,4 @@ TEST(QueueWorkload, ValidationCatchesEveryBrokenQueue) {
   EXPECT_EQ(stale.status, TrialStatus::ok) << stale.report.dump(1);
 }
 
-}  // namespace
+}  // namespace queue_workload_test

@@ -21,7 +21,7 @@
 #include "cdsbench/random/reseeding.hpp"
 #include "cdsbench/random/seeding.hpp"
 
-namespace {
+namespace random_test {
 
 using cdsb::AnyGenerator;
 using cdsb::DistributionSpec;
@@ -732,4 +732,4 @@ TEST(ParseDistribution, RejectsMalformedInput) {
             "zipf-unscrambled:THETA, hotspot:HOT_PCT:OPS_PCT (each in (0,100])");
 }
 
-}  // namespace
+}  // namespace random_test

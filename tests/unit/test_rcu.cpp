@@ -15,7 +15,7 @@
 #include "cdsbench/platform/pause.hpp"
 #include "cdsbench/reclaim/rcu.hpp"
 
-namespace {
+namespace rcu_test {
 
 using cdsb::reclaim::Rcu;
 
@@ -141,4 +141,4 @@ TEST(Rcu, UpdaterFreesOnlyAfterReadersAreDone) {
   EXPECT_GT(reads.load(), 0u);
 }
 
-}  // namespace
+}  // namespace rcu_test

@@ -22,7 +22,7 @@
 #include "cdsbench/reclaim/none.hpp"
 #include "support/stats_figures.hpp"
 
-namespace {
+namespace reclaim_test {
 
 using namespace cdsb;
 using namespace cdsb::reclaim;
@@ -317,4 +317,4 @@ TEST(UserStats, CountersSumMaximaMaxHistogramsBucketByPowerOfTwo) {
   EXPECT_EQ(h.log2_buckets[3], 2u);  // 6, 7 in [4, 7]
 }
 
-}  // namespace
+}  // namespace reclaim_test

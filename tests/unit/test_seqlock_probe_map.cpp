@@ -18,7 +18,7 @@
 #include "support/map_checks.hpp"
 #include "support/stats_figures.hpp"
 
-namespace {
+namespace seqlock_probe_map_test {
 
 using namespace cdsb;
 using reclaim::EpochBased;
@@ -107,4 +107,4 @@ TEST(SeqlockProbeMap, ChurnAtAFixedSizeKeepsExactCounts) {
   EXPECT_LE(map.bucket_count(), 2 * buckets);
 }
 
-}  // namespace
+}  // namespace seqlock_probe_map_test

@@ -18,7 +18,7 @@
 #include "cdsbench/set/locked_std_set.hpp"
 #include "support/broken_validation_sets.hpp"
 
-namespace {
+namespace set_validation_test {
 
 using namespace cdsb;
 using namespace cdsb::bench;
@@ -110,4 +110,4 @@ TEST(SetValidation, OnlyTheContainsProbeCatchesALyingContains) {
   expect_caught_by<cdsb::testing::LyingContainsSet>("contains", "contains(");
 }
 
-}  // namespace
+}  // namespace set_validation_test

@@ -13,7 +13,7 @@
 #include "support/queue_exchange.hpp"
 #include "support/stats_figures.hpp"
 
-namespace {
+namespace wait_free_queue_test {
 
 using namespace cdsb;
 using cdsb::testing::exchange;
@@ -106,4 +106,4 @@ TYPED_TEST(WaitFreeQueueThreads, EveryItemOnceInProducerOrder) {
 
 TYPED_TEST(WaitFreeQueueThreads, PairsLoseAndDoubleNothing) { pairs<TypeParam>(4, 20'000); }
 
-}  // namespace
+}  // namespace wait_free_queue_test
