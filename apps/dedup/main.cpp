@@ -83,6 +83,22 @@ std::string derived_output(const Options& o) {
   throw UsageError{o.input + ": does not end in .ddp: name the output with -o FILE, or write to standard output with -c"};
 }
 
+// The encoder's settings from the options, or a usage error.
+EncodeSettings encode_settings(const Options& o) {
+  EncodeSettings settings;
+  settings.format = *parse_format(o.format);
+  settings.codec = *parse_codec(o.compress);
+  settings.chunker = *parse_chunker(o.chunker);
+  const LevelRange range = level_range(settings.codec);
+  settings.level = o.level.value_or(range.default_level);
+  if (settings.level < range.min || settings.level > range.max)
+    throw UsageError{"--level " + std::to_string(settings.level) + ": " + o.compress + " allows " + std::to_string(range.min) +
+                     " to " + std::to_string(range.max)};
+  if (settings.format == Format::parsec && settings.codec == Codec::zstd)
+    throw UsageError{"--format parsec: PARSEC's format has no zstd; allowed --compress gzip, bzip2 or none"};
+  return settings;
+}
+
 void refuse_terminal(int fd, const char* what) {
   if (::isatty(fd)) throw UsageError{std::string("will not write ") + what + " to a terminal (redirect it, or use -o FILE)"};
 }
@@ -103,6 +119,7 @@ int run(const Options& o) {
   }
 
   const std::string derived = derived_output(o);
+  if (!o.decompress && !o.test) encode_settings(o);  // its usage errors before the input is opened
   const int in_fd = input_fd(o);
   FdReader in(in_fd, o.input == "-" ? "(standard input)" : o.input);
   const char* tmpdir = std::getenv("TMPDIR");
@@ -127,17 +144,7 @@ int run(const Options& o) {
     }
   }
 
-  EncodeSettings settings;
-  settings.format = *parse_format(o.format);
-  settings.codec = *parse_codec(o.compress);
-  settings.chunker = *parse_chunker(o.chunker);
-  const LevelRange range = level_range(settings.codec);
-  settings.level = o.level.value_or(range.default_level);
-  if (settings.level < range.min || settings.level > range.max)
-    throw UsageError{"--level " + std::to_string(settings.level) + ": " + o.compress + " allows " + std::to_string(range.min) +
-                     " to " + std::to_string(range.max)};
-  if (settings.format == Format::parsec && settings.codec == Codec::zstd)
-    throw UsageError{"--format parsec: PARSEC's format has no zstd; allowed --compress gzip, bzip2 or none"};
+  const EncodeSettings settings = encode_settings(o);
   Destination d = open_destination(o, derived);
   if (!d.file) refuse_terminal(d.fd, "an archive");
   FdWriter out(d.fd, d.name);
@@ -167,10 +174,11 @@ int main(int argc, char** argv) {
   app.add_option("--level", o.level, "Compression level (gzip 1-9 [6], bzip2 1-9 [9], zstd 1-19 [3])");
   app.add_option("--chunker", o.chunker, "Chunking: rabin (PARSEC's, exact) or gear (FastCDC-style) [rabin]")
       ->check(CLI::IsMember({"rabin", "gear"}));
-  app.add_option("--generate", o.generate, "Write SIZE bytes of generated input (e.g. 64MiB) instead of encoding");
-  app.add_option("--dup-ratio", o.dup_ratio, "--generate: share of repeated blocks, 0 <= R < 1 [0]");
-  app.add_option("--compressibility", o.compressibility, "--generate: share of each segment that is text, 0..1 [0.5]");
-  app.add_option("--seed", o.seed, "--generate: seed [1]");
+  auto* generate = app.add_option("--generate", o.generate, "Write SIZE bytes of generated input (e.g. 64MiB) instead of encoding");
+  app.add_option("--dup-ratio", o.dup_ratio, "--generate: share of repeated blocks, 0 <= R < 1 [0]")->needs(generate);
+  app.add_option("--compressibility", o.compressibility, "--generate: share of each segment that is text, 0..1 [0.5]")
+      ->needs(generate);
+  app.add_option("--seed", o.seed, "--generate: seed [1]")->needs(generate);
   if (auto stop = cdsb::bench::parse_with_cli11(app, argc, argv)) {
     if (std::holds_alternative<HelpShown>(*stop)) return 0;
     std::cerr << program << ": " << std::get<UsageError>(*stop).message << '\n';

@@ -126,6 +126,8 @@ def test_outputs_are_named_like_gzips_and_never_clobbered(tmp_path, sample):
     (["--generate", "1MiB", "--dup-ratio", "1", "-o", "y"], ["--dup-ratio", "R < 1"]),
     (["--generate", "1MiB", "--compressibility", "-0.1", "-o", "y"], ["--compressibility"]),
     (["--generate", "1MiB"], ["--generate", "-o FILE"]),
+    (["--dup-ratio", "0.5", "x"], ["--dup-ratio", "--generate"]),
+    (["--level", "10", "missing_input"], ["--level 10", "gzip allows 1 to 9"]),  # before the input is opened
     (["--no-such-option"], ["--no-such-option"]),
 ])
 def test_usage_errors_are_one_line_with_status_2(tmp_path, args, words):
