@@ -46,6 +46,14 @@ bool FdReader::refill() {
 std::size_t FdReader::read(std::span<std::uint8_t> out) {
   std::size_t got = 0;
   while (got < out.size()) {
+    if (begin_ == end_ && out.size() - got >= buffer_.size()) {  // a large read skips the buffer's copy
+      const ssize_t n = ::read(fd_, out.data() + got, out.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) fail(name_, "cannot read");
+      if (n == 0) break;
+      got += static_cast<std::size_t>(n);
+      continue;
+    }
     if (begin_ == end_ && !refill()) break;
     const std::size_t n = std::min(out.size() - got, end_ - begin_);
     std::memcpy(out.data() + got, buffer_.data() + begin_, n);
