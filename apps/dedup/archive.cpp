@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -141,7 +142,7 @@ class Decoder {
     // A pipe or a write-only output: the unique chunks are also kept in a spool file.
     spool_fd_ = ::open(spool_dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     if (spool_fd_ < 0) throw IoError(spool_dir + ": cannot create a spool file there: " + std::strerror(errno));
-    spool_ = std::make_unique<FdWriter>(spool_fd_, spool_dir + " (spool)");
+    spool_ = std::make_unique<FdWriter>(spool_fd_, spool_dir + " (spool)", 64 << 10);
     store_ = spool_.get();
   }
   ~Decoder() {
@@ -184,6 +185,17 @@ class Decoder {
     read_exact(b.data(), b.size(), what);
     return load_u64(b.data());
   }
+  // A data record's stored bytes into stored_, read a MiB at a time: an archive that states a
+  // long record and ends costs what it holds, not what it claims.
+  void read_stored(std::size_t n) {
+    stored_.clear();
+    while (stored_.size() < n) {
+      const std::size_t had = stored_.size(), step = std::min<std::size_t>(n - had, std::size_t{1} << 20);
+      stored_.resize(had + step);
+      read_exact(stored_.data() + had, step, "a data record's chunk");
+    }
+  }
+
   // One record's type byte; false at the end of the input.
   bool read_type(std::uint8_t& type) {
     if (in_.read(std::span<std::uint8_t>(&type, 1)) == 0) return false;
@@ -219,8 +231,7 @@ class Decoder {
         if (len == 0 || len > max_stored_bytes)
           throw ArchiveError(at + 1, "a data record's length is " + std::to_string(len) + " (allowed: 1 to " +
                                          std::to_string(max_stored_bytes) + ")");
-        stored_.resize(len);
-        read_exact(stored_.data(), len, "a data record's chunk");
+        read_stored(len);
         data(std::nullopt, std::nullopt, at);
       } else {
         throw ArchiveError(at, "unknown record type " + std::to_string(type) + " (allowed: 0 reference, 1 data)");
@@ -258,8 +269,7 @@ class Decoder {
                                          std::to_string(max_stored_bytes) + ")");
         Digest160 d;
         read_exact(d.bytes.data(), digest_bytes, "a data record's digest");
-        stored_.resize(stored);
-        read_exact(stored_.data(), stored, "a data record's chunk");
+        read_stored(stored);
         data(d, raw, at);
       }
     }

@@ -30,11 +30,11 @@ void write_all(int fd, const std::string& name, const std::uint8_t* bytes, std::
 }  // namespace
 
 FdReader::FdReader(int fd, std::string name, std::size_t buffer_bytes)
-    : fd_(fd), name_(std::move(name)), buffer_(buffer_bytes) {}
+    : fd_(fd), name_(std::move(name)), capacity_(buffer_bytes), buffer_(std::make_unique_for_overwrite<std::uint8_t[]>(buffer_bytes)) {}
 
 bool FdReader::refill() {
   for (;;) {
-    const ssize_t n = ::read(fd_, buffer_.data(), buffer_.size());
+    const ssize_t n = ::read(fd_, buffer_.get(), capacity_);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) fail(name_, "cannot read");
     begin_ = 0;
@@ -46,7 +46,7 @@ bool FdReader::refill() {
 std::size_t FdReader::read(std::span<std::uint8_t> out) {
   std::size_t got = 0;
   while (got < out.size()) {
-    if (begin_ == end_ && out.size() - got >= buffer_.size()) {  // a large read skips the buffer's copy
+    if (begin_ == end_ && out.size() - got >= capacity_) {  // a large read skips the buffer's copy
       const ssize_t n = ::read(fd_, out.data() + got, out.size() - got);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) fail(name_, "cannot read");
@@ -56,7 +56,7 @@ std::size_t FdReader::read(std::span<std::uint8_t> out) {
     }
     if (begin_ == end_ && !refill()) break;
     const std::size_t n = std::min(out.size() - got, end_ - begin_);
-    std::memcpy(out.data() + got, buffer_.data() + begin_, n);
+    std::memcpy(out.data() + got, buffer_.get() + begin_, n);
     begin_ += n, got += n;
   }
   offset_ += got;
@@ -64,22 +64,22 @@ std::size_t FdReader::read(std::span<std::uint8_t> out) {
 }
 
 FdWriter::FdWriter(int fd, std::string name, std::size_t buffer_bytes)
-    : fd_(fd), name_(std::move(name)), buffer_(buffer_bytes) {}
+    : fd_(fd), name_(std::move(name)), capacity_(buffer_bytes), buffer_(std::make_unique_for_overwrite<std::uint8_t[]>(buffer_bytes)) {}
 
 FdWriter::~FdWriter() = default;
 
 void FdWriter::write(std::span<const std::uint8_t> bytes) {
   offset_ += bytes.size();
-  if (bytes.size() > buffer_.size() - used_) {
+  if (bytes.size() > capacity_ - used_) {
     flush();
-    if (bytes.size() >= buffer_.size()) return write_all(fd_, name_, bytes.data(), bytes.size());  // large: straight out
+    if (bytes.size() >= capacity_) return write_all(fd_, name_, bytes.data(), bytes.size());  // large: straight out
   }
-  std::memcpy(buffer_.data() + used_, bytes.data(), bytes.size());
+  std::memcpy(buffer_.get() + used_, bytes.data(), bytes.size());
   used_ += bytes.size();
 }
 
 void FdWriter::flush() {
-  write_all(fd_, name_, buffer_.data(), used_);
+  write_all(fd_, name_, buffer_.get(), used_);
   used_ = 0;
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -34,7 +35,8 @@ class FdReader {
   bool refill();
   int fd_;
   std::string name_;
-  std::vector<std::uint8_t> buffer_;
+  std::size_t capacity_;
+  std::unique_ptr<std::uint8_t[]> buffer_;  // not zeroed: a page is touched only when used
   std::size_t begin_ = 0, end_ = 0;
   std::uint64_t offset_ = 0;
 };
@@ -53,7 +55,8 @@ class FdWriter {
  private:
   int fd_;
   std::string name_;
-  std::vector<std::uint8_t> buffer_;
+  std::size_t capacity_;
+  std::unique_ptr<std::uint8_t[]> buffer_;
   std::size_t used_ = 0;
   std::uint64_t offset_ = 0;
 };
