@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "cdsbench/random/generators.hpp"
 
@@ -15,8 +16,8 @@ namespace {
 constexpr std::size_t segment_bytes = 4096;
 constexpr std::size_t min_block = 32 << 10, max_block = 256 << 10;
 
-// A generator for one purpose of one index: streams that never overlap for different (seed,
-// purpose, index).
+// A generator for one purpose of one index, its start a mix of (seed, purpose, index): each block
+// is regenerated from its own index alone.
 SplitMix64 stream(std::uint64_t seed, std::uint64_t purpose, std::uint64_t index) {
   return SplitMix64(detail::splitmix64_mix(seed ^ detail::splitmix64_mix(purpose * 0x100000001b3ULL + index)));
 }
