@@ -182,9 +182,13 @@ int check_structure(const Options& o, const StructureEntry& entry, const Variant
     }
     // A queue's (or a queue-workload stack's) small histories draw each operation at random
     // (random mode: pairs would never find the queue empty, and a history without empty
-    // dequeues checks less). Its long ones run in pairs, which keep the queue shallow: the
-    // checker's search doubles with each pair of overlapping enqueues still queued, so a long
-    // history of a deep queue defeats it. A queue with native batches has every other history
+    // dequeues checks less), 40% enqueues: the checker's search doubles with each pair of
+    // overlapping enqueues still queued, and at 50% a 4 x 50 history drifts 25-30 items deep
+    // (a random walk) where at 40% the depth stays geometric. At 50%, on a loaded machine where
+    // preemption stretches operations over dozens of others, one of 20,000 histories of
+    // libcds.ms_queue took 75 ms to check alone, and one of 2,000 on CI hit the 10 s timeout.
+    // Its long ones run in pairs, which keep the queue shallow: a long history of a deep queue
+    // defeats the checker. A queue with native batches has every other history
     // (odd seeds: the replay line's seed says which) in batches of 3, each batch one operation
     // of the model (enqueue_batch, dequeue_batch), in pairs too: at random, batches of 3 drift
     // the queue three times as deep (114 items in one 4 x 45 history of the ring in the TSan
@@ -193,6 +197,7 @@ int check_structure(const Options& o, const StructureEntry& entry, const Variant
     if (runs_queue_workload(entry.kind)) {
       c.batch = entry.native_batch && seed % 2 ? 3 : 1;
       c.queue_mode = shape.ops_per_thread > 50 || c.batch > 1 ? QueueMode::pairs : QueueMode::random;
+      c.enqueue_pct = 40;
     }
     c.ops = static_cast<std::uint64_t>(shape.threads) * shape.ops_per_thread;
     c.prefill = PrefillMode::none;
@@ -228,15 +233,11 @@ int check_structure(const Options& o, const StructureEntry& entry, const Variant
     std::string& why = violating[h];
     why = why.empty() ? "not linearizable" : "not linearizable; " + why;
   }
-  constexpr std::size_t shown = 20;  // violation lines printed per structure
-  std::size_t printed = 0;
-  for (const auto& [h, why] : violating) {
-    if (printed++ == shown) {
-      std::cout << "... " << violating.size() - shown << " more violations not shown\n";
-      break;
-    }
+  // One line per history: what it was and how to record one like it again (the schedule,
+  // and so the history, may differ; the histories file keeps this one).
+  const auto print_history = [&](const char* verdict, int h, const std::string& why) {
     const std::uint64_t seed = o.seed + static_cast<std::uint64_t>(h);
-    std::cout << "violation ds=" << entry.name << " reclaimer=" << variant.reclaimer << " allocator=" << variant.allocator
+    std::cout << verdict << " ds=" << entry.name << " reclaimer=" << variant.reclaimer << " allocator=" << variant.allocator
               << " keys=" << keys_name << " history=" << h << " seed=" << seed << " reason=\"" << why
               << "\" replay=\"cdsbench-lincheck --ds " << entry.name << " --reclaimer " << variant.reclaimer
               << " --allocator " << variant.allocator << " --keys " << keys_name
@@ -245,7 +246,18 @@ int check_structure(const Options& o, const StructureEntry& entry, const Variant
               << (entry.node_replicated && o.nr_replicas ? " --nr-replicas " + std::to_string(o.nr_replicas) : "")
               << (entry.node_replicated && o.nr_log_entries ? " --nr-log-entries " + std::to_string(o.nr_log_entries) : "")
               << " --histories 1 --long-histories 0 --seed " << seed << "\"\n";
+  };
+  constexpr std::size_t shown = 20;  // violation (and unknown) lines printed per structure
+  std::size_t printed = 0;
+  for (const auto& [h, why] : violating) {
+    if (printed++ == shown) {
+      std::cout << "... " << violating.size() - shown << " more violations not shown\n";
+      break;
+    }
+    print_history("violation", h, why);
   }
+  for (std::size_t i = 0; i < std::min(check.unknown.size(), shown); ++i)
+    print_history("unknown", check.unknown[i], "the checker timed out (--timeout-per-history " + o.timeout + ")");
   for (std::size_t i = 0; i < std::min(check.visualizations.size(), shown); ++i)
     std::cout << "visualization=" << check.visualizations[i] << '\n';
   const std::size_t violations = violating.size();

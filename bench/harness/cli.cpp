@@ -45,6 +45,7 @@ Json config_json(const Config& c, const StructureEntry& entry, const std::vector
   if (runs_queue_workload(entry.kind)) {
     j["queue_mode"] = std::string(queue_mode_name(c.queue_mode));
     j["producers"] = c.queue_mode == QueueMode::split ? Json(c.producers) : Json("none");
+    j["enqueue_pct"] = c.queue_mode == QueueMode::random ? Json(c.enqueue_pct) : Json("none");
     j["batch"] = c.batch;
     j["items"] = c.items ? Json(*c.items) : Json("none");
     if (c.items) j["duration_ms"] = "none";

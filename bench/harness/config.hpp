@@ -68,6 +68,7 @@ struct Config {
   // Queues and stacks (kind queue or stack: the queue workload).
   QueueMode queue_mode = QueueMode::pairs;
   int producers = 0;                   // split: the threads that only enqueue (the first ones)
+  double enqueue_pct = 50;             // random: the share of operations that enqueue
   std::uint32_t batch = 1;             // items per operation (1: single-item operations)
   std::optional<std::uint64_t> items;  // fixed work: items moved in all, elapsed time measured
   int trials = 1;

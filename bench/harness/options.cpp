@@ -44,14 +44,14 @@ struct RawOptions {
               latency_sample = "0", reclaimer, allocator, malloc, trials = "1", json, keys = "u64", hash, presize = "yes";
   bool list = false, reclaim_eager = false;
   std::string prefill_items, external_work, nr_replicas, nr_log_entries;  // black-box structures and queues
-  std::string queue_mode, producers, batch, items;                         // queues
+  std::string queue_mode, producers, enqueue, batch, items;                // queues
 };
 
 // The options of queues; refused for the other kinds.
 void convert_queue(const RawOptions& raw, const StructureEntry& entry, Config& c) {
   const bool queue = runs_queue_workload(entry.kind);
   for (const auto& [option, given] : {std::pair{"--queue-mode", raw.queue_mode}, std::pair{"--producers", raw.producers},
-                                      std::pair{"--batch", raw.batch}, std::pair{"--items", raw.items}})
+                                      std::pair{"--enqueue", raw.enqueue}, std::pair{"--batch", raw.batch}, std::pair{"--items", raw.items}})
     if (!queue && !given.empty())
       throw UsageError{std::string(option) + ": structure '" + c.ds +
                        "' does not take it; allowed: only with queues and stacks (kind queue or stack)"};
@@ -67,6 +67,11 @@ void convert_queue(const RawOptions& raw, const StructureEntry& entry, Config& c
                                         : parse_integer<int>("--producers", raw.producers, 1, c.threads - 1);
   } else if (!raw.producers.empty()) {
     throw UsageError{"--producers: only split mode has producers; allowed: with --queue-mode split"};
+  }
+  if (c.queue_mode == QueueMode::random) {
+    if (!raw.enqueue.empty()) c.enqueue_pct = parse_number("--enqueue", raw.enqueue, 1, 99, "a percentage in [1, 99]");
+  } else if (!raw.enqueue.empty()) {
+    throw UsageError{"--enqueue: only random mode draws each operation; allowed: with --queue-mode random"};
   }
   if (!raw.batch.empty()) c.batch = parse_integer<std::uint32_t>("--batch", raw.batch, 1, 64);
   if (!raw.items.empty()) {
@@ -352,6 +357,7 @@ std::variant<Config, UsageError, HelpShown> parse_command_line(int argc, const c
   app.add_option("--nr-log-entries", raw.nr_log_entries, "Node Replication: log capacity, rounded up to a power of two [65536]");
   app.add_option("--queue-mode", raw.queue_mode, "Queues: pairs | split | random [pairs]");
   app.add_option("--producers", raw.producers, "Queues, split mode: threads that only enqueue, 1..threads-1 [threads/2]");
+  app.add_option("--enqueue", raw.enqueue, "Queues, random mode: percentage of operations that enqueue, 1..99 [50]");
   app.add_option("--batch", raw.batch, "Queues: items per enqueue and dequeue, 1..64 [1]");
   app.add_option("--items", raw.items, "Queues: move this many items in all and time it, instead of a duration");
   app.add_option("--trials", raw.trials, "Repeat the trial N times and print the median [1]");

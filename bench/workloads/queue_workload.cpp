@@ -2,11 +2,15 @@
 #include "bench/workloads/queue_workload.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace cdsb::bench {
 
 QueueWorkloadCore::QueueWorkloadCore(const TrialContext& ctx, std::string_view order)
-    : cfg_(ctx.config), order_(order), fifo_(order == "fifo" || order == "per_producer_fifo") {
+    : cfg_(ctx.config),
+      order_(order),
+      fifo_(order == "fifo" || order == "per_producer_fifo"),
+      dequeue_below_(static_cast<std::uint64_t>(std::ldexp(1 - cfg_.enqueue_pct / 100, 64))) {
   const int n = cfg_.total_threads();
   const bool split = cfg_.queue_mode == QueueMode::split;
   const int producers = split ? cfg_.producers : n;

@@ -5,8 +5,8 @@
 //   split   the first --producers threads only enqueue; the others only dequeue, through the
 //           producers-done termination protocol (PipelineQueue), until every producer has ended
 //           and the queue is empty: the dedup study's Fig. 9 (it used equal halves).
-//   random  each operation an enqueue or a dequeue with equal probability (Morrison & Afek's
-//           "50% enqueues").
+//   random  each operation an enqueue with probability --enqueue (default 50%: Morrison & Afek's
+//           "50% enqueues"), a dequeue otherwise.
 // An operation moves --batch items: the queue's native batch operations where it has them,
 // single operations otherwise (queue/concepts.hpp); batch 1 is single-item operations. A trial
 // runs for a duration, or moves a fixed number of items (--items: each producer enqueues its
@@ -251,6 +251,9 @@ class QueueWorkloadCore {
   const Config& cfg_;
   const std::string order_;  // what the queue promises: fifo, per_producer_fifo, relaxed or lifo (a stack)
   const bool fifo_;          // per-producer FIFO order, checked here
+  // Random mode: a draw at or above this enqueues, so 2^64 - it of the 2^64 draws do
+  // (2^63 at 50%, the top bit, as before there was a choice).
+  const std::uint64_t dequeue_below_;
   std::vector<Padded<ThreadState>> states_;
   PrefillDeadline deadline_;
 };
@@ -293,7 +296,7 @@ class QueueWorkload final : public QueueWorkloadCore {
         enqueue = st.enqueue_next;
         st.enqueue_next = !enqueue;
       } else {
-        enqueue = st.rng.next() >> 63;
+        enqueue = st.rng.next() >= dequeue_below_;
       }
     }
     std::uint64_t call_ns = 0;

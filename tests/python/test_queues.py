@@ -23,6 +23,11 @@ def queues(binary="cdsbench"):
         (["--ds", "michael_scott_queue", "--queue-mode", "split", "--threads", "4", "--producers", "4"], "--producers"),
         (["--ds", "michael_scott_queue", "--queue-mode", "split", "--threads", "4", "--producers", "0"], "--producers"),
         (["--ds", "michael_scott_queue", "--producers", "1", "--threads", "2"], "--producers"),
+        (["--ds", "michael_scott_queue", "--enqueue", "30"], "--enqueue"),
+        (["--ds", "michael_scott_queue", "--queue-mode", "random", "--enqueue", "0"], "--enqueue"),
+        (["--ds", "michael_scott_queue", "--queue-mode", "random", "--enqueue", "100"], "--enqueue"),
+        (["--ds", "michael_scott_queue", "--queue-mode", "random", "--enqueue", "half"], "--enqueue"),
+        (["--ds", "harris_michael_list", "--enqueue", "30"], "--enqueue"),
         (["--ds", "michael_scott_queue", "--batch", "0"], "--batch"),
         (["--ds", "michael_scott_queue", "--batch", "65"], "--batch"),
         (["--ds", "michael_scott_queue", "--items", "100", "--duration-ms", "10"], "--items"),
@@ -78,6 +83,7 @@ def test_every_queue_runs_every_mode_and_accounts_for_every_item(mode, batch):
         header, trial, summary = parse_kv(out)
         assert header["queue_mode"] == mode and header["batch"] == batch
         assert header["producers"] == ("2" if mode == "split" else "none")
+        assert header["enqueue_pct"] == ("50" if mode == "random" else "none")
         assert trial["validation"] == "PASS" and trial["queue_order"] == q["order"], trial
         assert accounted(trial), trial
         if q["order"] in ("fifo", "per_producer_fifo"):  # per-producer order is what the trial checks
@@ -97,6 +103,20 @@ def test_items_moves_exactly_that_many_items_and_ends_by_itself():
         assert trial["items_enqueued"] == "30001", trial
         assert trial["items_remaining"] == ("0" if mode == "split" else "10")
         assert accounted(trial)
+
+
+@pytest.mark.parametrize("share", ["20", "75"])
+def test_random_mode_enqueues_the_share_asked_for(share):
+    code, out, err = run("cdsbench", "--ds", "michael_scott_queue", "--threads", "2", "--pin", "none", "--seed", "5",
+                         "--queue-mode", "random", "--enqueue", share, "--ops", "40000", "--prefill-items", "0")
+    assert code == 0, err
+    header, trial, _ = parse_kv(out)
+    assert header["enqueue_pct"] == share
+    enqueues, dequeues = int(trial["enqueue_attempts"]), int(trial["dequeue_attempts"])
+    assert enqueues + dequeues == 40000
+    # 40,000 draws: the share is within 1 point of what was asked (5 standard deviations).
+    assert abs(100 * enqueues / 40000 - int(share)) < 1, (enqueues, dequeues)
+    assert accounted(trial) and trial["validation"] == "PASS"
 
 
 def test_a_split_trial_with_a_blocking_ring_too_small_for_its_producers_still_ends():
