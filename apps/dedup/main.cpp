@@ -5,24 +5,36 @@
 // (one line naming the option and what is allowed). An output appears only when complete (a
 // temporary file renamed), an existing one is refused without -f, and the input is never changed.
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "apps/dedup/archive.hpp"
 #include "apps/dedup/encoder.hpp"
 #include "apps/dedup/generator.hpp"
 #include "apps/dedup/io.hpp"
+#include "apps/dedup/pipeline.hpp"
+#include "apps/dedup/report.hpp"
+#include "apps/dedup/stage_costs.hpp"
 #include "bench/harness/options.hpp"
+#include "bench/registry/registry.hpp"
 
 namespace {
 
@@ -42,6 +54,11 @@ struct Options {
   std::string generate;
   double dup_ratio = 0.0, compressibility = 0.5;
   std::uint64_t seed = 1;
+  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int threads_per_queue = 4, batch = 20;
+  std::string map = "dedup_chaining_map", queue = "locked_ring_queue", hash = "even";
+  bool stats = false, measure_stages = false;
+  std::string json;
 };
 
 // Where the bytes go: a file created complete or not at all, or standard output.
@@ -99,6 +116,113 @@ EncodeSettings encode_settings(const Options& o) {
   return settings;
 }
 
+// The registry's structures a pipeline can use, by name, or a usage error listing them.
+struct ChosenStructures {
+  const cdsb::bench::StructureEntry* map;
+  const cdsb::bench::StructureEntry* queue;
+};
+
+ChosenStructures choose_structures(const cdsb::bench::Registry& registry, const Options& o) {
+  std::string maps, queues;
+  for (const auto& e : registry.entries()) {
+    if (e.make_digest_map) maps += (maps.empty() ? "" : ", ") + e.name;
+    if (e.make_item_queue) queues += (queues.empty() ? "" : ", ") + e.name;
+  }
+  const auto* map = registry.find(o.map);
+  if (!map || !map->make_digest_map)
+    throw UsageError{"--map: '" + o.map + "' is not a map dedup can use (digest or byte-string keys, growing safely "
+                     "beside its users); allowed: " + maps};
+  const auto& hashes = map->digest_map_hashes;
+  if (std::find(hashes.begin(), hashes.end(), o.hash) == hashes.end()) {
+    std::string allowed;
+    for (const auto& h : hashes) allowed += (allowed.empty() ? "" : ", ") + h;
+    throw UsageError{"--hash: '" + o.hash + "' is not built for map " + o.map + "; allowed: " + allowed};
+  }
+  const auto* queue = registry.find(o.queue);
+  if (!queue || !queue->make_item_queue) throw UsageError{"--queue: '" + o.queue + "' is not a FIFO queue; allowed: " + queues};
+  return {map, queue};
+}
+
+void check_pipeline_options(const Options& o) {
+  if (o.threads < 1 || o.threads > 1024) throw UsageError{"--threads " + std::to_string(o.threads) + ": allowed 1 to 1024"};
+  if (o.threads_per_queue < 1 || o.threads_per_queue > 1024)
+    throw UsageError{"--threads-per-queue " + std::to_string(o.threads_per_queue) + ": allowed 1 to 1024"};
+  if (o.batch < 1 || o.batch > 4096) throw UsageError{"--batch " + std::to_string(o.batch) + ": allowed 1 to 4096"};
+}
+
+// The CPUs this process may run on.
+int allowed_cpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
+
+// The input's first bytes, for measuring each stage alone; nullopt when it is not a regular file
+// (a pipe cannot be read twice).
+std::optional<std::vector<std::uint8_t>> stage_sample(const std::string& input) {
+  constexpr std::size_t sample_bytes = std::size_t{16} << 20;
+  if (input == "-") return std::nullopt;
+  const int fd = ::open(input.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw IoError(input + ": cannot open it again to measure the stages: " + std::strerror(errno));
+  struct stat st;
+  std::optional<std::vector<std::uint8_t>> sample;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    sample.emplace(std::min<std::size_t>(sample_bytes, static_cast<std::size_t>(st.st_size)));
+    read_at(fd, input, 0, *sample);
+  }
+  ::close(fd);
+  return sample;
+}
+
+// A progress bar on standard error, redrawn a few times a second, while the pipeline runs.
+class ProgressBar {
+ public:
+  ProgressBar(const std::atomic<std::uint64_t>& done, std::uint64_t total)
+      : done_(done), total_(total), thread_([this] { draw_until_stopped(); }) {}
+  ~ProgressBar() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+    std::cerr << "\r\033[K" << std::flush;  // leaves the line empty
+  }
+
+ private:
+  void draw_until_stopped() {
+    const auto start = std::chrono::steady_clock::now();
+    std::unique_lock lock(mutex_);
+    do {  // drawn at once, then every 250 ms
+      const double done = static_cast<double>(done_.load(std::memory_order_relaxed));
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const int width = 30, filled = static_cast<int>(width * done / static_cast<double>(total_));
+      char line[160];
+      std::snprintf(line, sizeof line, "\r[%-*s] %3.0f%%  %.0f of %.0f MiB  %.1f MiB/s", width,
+                    std::string(static_cast<std::size_t>(std::clamp(filled, 0, width)), '#').c_str(),
+                    100 * done / static_cast<double>(total_), done / (1 << 20), static_cast<double>(total_) / (1 << 20),
+                    s > 0 ? done / (1 << 20) / s : 0.0);
+      std::cerr << line << std::flush;
+    } while (!wake_.wait_for(lock, std::chrono::milliseconds(250), [this] { return stop_; }));
+  }
+
+  const std::atomic<std::uint64_t>& done_;
+  std::uint64_t total_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;  // last: started once the rest is built
+};
+
+// The input's size when it is a regular file large enough for a progress bar to be worth it
+// and standard error is a terminal; 0 otherwise.
+std::uint64_t progress_total(int fd) {
+  constexpr std::uint64_t large = std::uint64_t{64} << 20;
+  struct stat st;
+  if (!::isatty(STDERR_FILENO) || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+  return static_cast<std::uint64_t>(st.st_size) >= large ? static_cast<std::uint64_t>(st.st_size) : 0;
+}
+
 void refuse_terminal(int fd, const char* what) {
   if (::isatty(fd)) throw UsageError{std::string("will not write ") + what + " to a terminal (redirect it, or use -o FILE)"};
 }
@@ -119,7 +243,14 @@ int run(const Options& o) {
   }
 
   const std::string derived = derived_output(o);
-  if (!o.decompress && !o.test) encode_settings(o);  // its usage errors before the input is opened
+  std::optional<cdsb::bench::Registry> registry;
+  std::optional<ChosenStructures> structures;
+  if (!o.decompress && !o.test) {  // their usage errors before the input is opened
+    encode_settings(o);
+    check_pipeline_options(o);
+    registry = cdsb::bench::builtin_registry();
+    structures = choose_structures(*registry, o);
+  }
   const int in_fd = input_fd(o);
   FdReader in(in_fd, o.input == "-" ? "(standard input)" : o.input);
   const char* tmpdir = std::getenv("TMPDIR");
@@ -144,12 +275,42 @@ int run(const Options& o) {
     }
   }
 
-  const EncodeSettings settings = encode_settings(o);
+  PipelineSettings settings;
+  settings.encode = encode_settings(o);
+  settings.threads = o.threads;
+  settings.threads_per_queue = o.threads_per_queue;
+  settings.batch = o.batch;
   Destination d = open_destination(o, derived);
   if (!d.file) refuse_terminal(d.fd, "an archive");
   FdWriter out(d.fd, d.name);
-  const ArchiveTotals t = encode_sequential(in, out, settings);
+  cdsb::bench::MemoryPhases memory(true);
+  PipelineFigures figures;
+  {
+    // The map as each map builds itself by default (no size hint), as PARSEC builds its table.
+    const auto map = structures->map->make_digest_map({.threads = pipeline_threads(o.threads), .expected_keys = 0, .hash = o.hash});
+    std::atomic<std::uint64_t> progress{0};
+    std::optional<ProgressBar> bar;
+    if (const std::uint64_t total = progress_total(in_fd)) bar.emplace(progress, total);
+    figures = encode_pipeline(in, out, settings,
+                              {.map = *map, .make_queue = structures->queue->make_item_queue, .progress = &progress});
+  }
+  memory.end();
+  const ArchiveTotals& t = figures.totals;
   if (d.file) d.file->commit();
+  if (o.stats || !o.json.empty()) {
+    std::optional<StageCosts> costs;
+    const char* missing = "none";
+    if (o.measure_stages) {
+      if (const auto sample = stage_sample(o.input)) costs = measure_stage_costs(*sample, settings.encode, allowed_cpus());
+      else missing = "unavailable";
+    }
+    const RunChoices choices{.input = o.input, .map = o.map, .hash = o.hash, .queue = o.queue, .settings = settings};
+    const cdsb::bench::Json report = encode_report(choices, figures, memory, costs, missing, allowed_cpus());
+    if (!o.json.empty() && !cdsb::bench::write_file_atomically(o.json, report.dump(2) + "\n"))
+      throw IoError(o.json + ": cannot write the report");
+    if (o.stats)
+      for (const char* block : {"machine", "config", "results"}) cdsb::bench::print_kv(std::cerr, report[block]);
+  }
   if (o.verbose)
     std::cerr << o.input << ": " << t.raw_bytes << " bytes in " << t.chunks << " chunks (" << t.unique_chunks << " unique) -> "
               << t.archive_bytes << " bytes\n";
@@ -179,6 +340,16 @@ int main(int argc, char** argv) {
   app.add_option("--compressibility", o.compressibility, "--generate: share of each segment that is text, 0..1 [0.5]")
       ->needs(generate);
   app.add_option("--seed", o.seed, "--generate: seed [1]")->needs(generate);
+  app.add_option("-T,--threads", o.threads, "Threads of each middle stage (refine, dedup, compress) [the CPUs]");
+  app.add_option("--threads-per-queue", o.threads_per_queue, "Threads of a stage sharing one queue [4]");
+  app.add_option("--batch", o.batch, "Items per enqueue and dequeue [20]");
+  app.add_option("--map", o.map, "The digest map: a map of the registry (cdsbench --list) [dedup_chaining_map]");
+  app.add_option("--hash", o.hash, "The map's hash of a digest: a hash it is built with [even]");
+  app.add_option("--queue", o.queue, "The stages' queues: a FIFO queue of the registry [locked_ring_queue]");
+  app.add_flag("--stats", o.stats, "Print what the run measured as key=value lines on standard error");
+  app.add_option("--json", o.json, "Write what the run measured to FILE as JSON");
+  app.add_flag("--measure-stages", o.measure_stages,
+               "Also measure each stage alone on the input's first 16 MiB, and the pipeline's bound (with --stats or --json)");
   if (auto stop = cdsb::bench::parse_with_cli11(app, argc, argv)) {
     if (std::holds_alternative<HelpShown>(*stop)) return 0;
     std::cerr << program << ": " << std::get<UsageError>(*stop).message << '\n';
@@ -187,6 +358,9 @@ int main(int argc, char** argv) {
   try {
     if (o.decompress && o.test) throw UsageError{"-d and -t: choose one"};
     if (o.to_stdout && !o.output.empty()) throw UsageError{"-c and -o: choose one"};
+    if (o.measure_stages && !o.stats && o.json.empty()) throw UsageError{"--measure-stages: reports with --stats or --json FILE"};
+    if ((o.stats || !o.json.empty() || o.measure_stages) && (o.decompress || o.test || !o.generate.empty()))
+      throw UsageError{"--stats, --json and --measure-stages: measure an encoding run; allowed: without -d, -t and --generate"};
     return run(o);
   } catch (const UsageError& e) {
     std::cerr << program << ": " << e.message << '\n';
@@ -199,6 +373,9 @@ int main(int argc, char** argv) {
     return 1;
   } catch (const std::bad_alloc&) {
     std::cerr << program << ": out of memory\n";
+    return 1;
+  } catch (const std::exception& e) {  // the pipeline's threads could not start, or a structure broke its contract
+    std::cerr << program << ": " << e.what() << '\n';
     return 1;
   }
 }

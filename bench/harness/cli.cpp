@@ -94,6 +94,8 @@ void list_structures(const Registry& registry) {
               << "; range queries: " << (e.range_queries ? "yes" : "no")
               << (e.map_operations ? std::string("; map operations: find, find_or_insert") + (e.map_assign ? ", assign" : "") : "")
               << other_keys(e)
+              << (e.make_digest_map ? "; applications' digest map, hashes: " + join(e.digest_map_hashes, ",") : "")
+              << (e.make_item_queue ? "; applications' queue" : "")
               << (e.order.empty() ? "" : "; order: " + e.order + (e.native_batch ? "; native batches" : "") +
                                              (e.capacity ? "; bounded: " + std::to_string(e.capacity) + " items" : "; unbounded"))
               << (e.layout.empty() ? "" : "; " + e.layout) << "]\n";
@@ -118,6 +120,8 @@ Json registry_json(const Registry& registry) {
                     {"map_operations", e.map_operations},
                     {"map_assign", e.map_assign},
                     {"key_hashes", e.key_hashes},
+                    {"application_map_hashes", e.digest_map_hashes},  // make_digest_map: dedup's --map and --hash
+                    {"application_queue", e.make_item_queue != nullptr},  // make_item_queue: dedup's --queue
                     {"concurrent_erase", e.concurrent_erase},
                     {"search_depths", e.search_depths},
                     {"native_batch", e.native_batch},

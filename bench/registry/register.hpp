@@ -30,6 +30,7 @@
 #include "bench/check/history.hpp"
 #include "bench/check/queue_differential.hpp"
 #include "bench/harness/trial.hpp"
+#include "bench/registry/app_structures.hpp"
 #include "bench/registry/registry.hpp"
 #include "bench/registry/shard.hpp"
 #include "bench/workloads/blackbox_workload.hpp"
@@ -277,22 +278,49 @@ template <class List>
 using variants_t = std::conditional_t<is_type_list<List>, List, TypeList<List>>;
 
 // A map template of (key, hash) built with other keys than 64-bit integers: the registration
-// line's second list (set_structure). digest_keyed: 20-byte digests with each named hash, for
-// --keys digest --hash NAME (digest_keyed_but_bytesum for a map that cannot hold many keys with
-// one hash); byte_keyed: byte strings (std::string_view) with the even hash, for --keys bytes;
-// digest_and_byte_keyed: both. The sanitizer trees build 64-bit keys only: another key type
-// changes how a node keeps and compares its key, code the unit tests run there on every map of
-// ours (tests/unit/test_hash_maps.cpp: digests; test_byte_keys.cpp: byte strings, with threads)
-// at a fraction of the compile time of another workload per map.
+// line's second list (set_structure), naming the builds the set workload measures (Workload)
+// and those the applications use (App: StructureEntry::make_digest_map). digest_keyed:
+// 20-byte digests with each named hash, for --keys digest --hash NAME (digest_keyed_but_bytesum
+// for a map that cannot hold many keys with one hash); byte_keyed: byte strings
+// (std::string_view) with the even hash, for --keys bytes; digest_and_byte_keyed: both. The
+// applications take the digest builds, or a byte-string build where a map has no digest one.
+//
+// The sanitizer trees measure 64-bit keys only: another key type changes how a node keeps and
+// compares its key, code the unit tests run there on every map of ours
+// (tests/unit/test_hash_maps.cpp: digests; test_byte_keys.cpp: byte strings, with threads) at
+// a fraction of the compile time of another workload per map. They build one map per entry
+// for the applications (the even hash), so that the applications run under the sanitizers
+// with every map: a map without the workload compiles in seconds.
+template <class Workload, class App>
+struct KeyedBuilds {};
+
+namespace detail {
+// A registration line's keyed builds: a TypeList is both the workload's and the applications'.
+template <class Keyed>
+struct KeyedParts {
+  using workload = Keyed;
+  using app = Keyed;
+};
+template <class W, class A>
+struct KeyedParts<KeyedBuilds<W, A>> {
+  using workload = W;
+  using app = A;
+};
+}  // namespace detail
+
+// The workload's builds of a keyed list, none for the applications (a map that cannot serve
+// an application: its line says why).
+template <class Keyed>
+using workload_only = KeyedBuilds<typename detail::KeyedParts<Keyed>::workload, TypeList<>>;
 #if defined(CDSBENCH_TEST_VARIANTS_ONLY)
 template <template <class, class> class M>
-using digest_keyed = TypeList<>;
+using digest_keyed = KeyedBuilds<TypeList<>, TypeList<M<Digest160, hash::Even>>>;
 template <template <class, class> class M>
-using digest_keyed_but_bytesum = TypeList<>;
+using digest_keyed_but_bytesum = digest_keyed<M>;
 template <template <class, class> class M>
-using digest_and_byte_keyed = TypeList<>;
+using digest_and_byte_keyed = digest_keyed<M>;
 template <template <class, class> class M>
-using byte_keyed = TypeList<>;
+using byte_keyed = KeyedBuilds<TypeList<>, TypeList<M<std::string_view, hash::Even>>>;
 #else
 template <template <class, class> class M>
 using digest_keyed = TypeList<M<Digest160, hash::Even>, M<Digest160, hash::Parsec3>, M<Digest160, hash::ByteSum>>;
@@ -351,8 +379,39 @@ struct SetTrial<TypeList<Vs...>, TypeList<Ds...>> {
   }
 };
 
-template <ConcurrentSet... Vs, ConcurrentMap... Ds>
-StructureEntry set_entry(TypeList<Vs...> list, TypeList<Ds...>, About about) {
+// The applications' map (make_digest_map): the build with digest keys and the hash asked for,
+// or where a map has no digest build, its byte-string build; each with a linearizable assign.
+template <class Builds>
+struct AppMaps;
+template <class... As>
+struct AppMaps<TypeList<As...>> {
+  static constexpr bool digest_built = (std::same_as<typename As::key_type, Digest160> || ...);
+  template <class A>
+  static constexpr bool usable =
+      HasAssign<A> && std::same_as<typename A::key_type, std::conditional_t<digest_built, Digest160, std::string_view>>;
+  static constexpr bool any = (usable<As> || ...);
+
+  static std::unique_ptr<DigestMap> make(const DigestMapRequest& r) {
+    std::unique_ptr<DigestMap> out;
+    [[maybe_unused]] auto visit = [&]<class A>() {
+      if constexpr (usable<A>)
+        if (!out && r.hash == A::hash_type::name) out = std::make_unique<DigestMapOf<A>>(r);
+    };
+    (visit.template operator()<As>(), ...);
+    return out;
+  }
+  static std::vector<std::string> hashes() {
+    std::vector<std::string> names;
+    [[maybe_unused]] auto visit = [&]<class A>() {
+      if constexpr (usable<A>) names.emplace_back(A::hash_type::name);
+    };
+    (visit.template operator()<As>(), ...);
+    return names;
+  }
+};
+
+template <ConcurrentSet... Vs, ConcurrentMap... Ds, class AppBuilds>
+StructureEntry set_entry(TypeList<Vs...> list, TypeList<Ds...>, AppBuilds, About about) {
   using First = first_t<Vs...>;
   static_assert(HasForEachKey<First>, "the harness validates every trial through for_each_key (P6)");
   StructureEntry e = entry_for(list, std::move(about));
@@ -363,6 +422,10 @@ StructureEntry set_entry(TypeList<Vs...> list, TypeList<Ds...>, About about) {
   e.concurrent_erase = erases_concurrently<First>;
   e.run_trial = &SetTrial<TypeList<Vs...>, TypeList<Ds...>>::run;
   (e.key_hashes[std::string(key_type_name(key_type_of<typename Ds::key_type>()))].push_back(std::string(Ds::hash_type::name)), ...);
+  if constexpr (AppMaps<AppBuilds>::any) {
+    e.make_digest_map = &AppMaps<AppBuilds>::make;
+    e.digest_map_hashes = AppMaps<AppBuilds>::hashes();
+  }
   if constexpr (stores_keys<First>) {
     e.model = ConcurrentMap<First> ? "map" : "set";
     e.record_history = &SetTrial<TypeList<Vs...>, TypeList<Ds...>>::record;
@@ -380,7 +443,8 @@ StructureEntry set_entry(TypeList<Vs...> list, TypeList<Ds...>, About about) {
 // with encoded keys (--keys digest|bytes), through the default variant's reclaimer and allocator.
 template <class List, class Keyed = TypeList<>>
 StructureEntry set_structure(About about) {
-  return detail::set_entry(variants_t<List>{}, Keyed{}, std::move(about));
+  using Parts = detail::KeyedParts<Keyed>;
+  return detail::set_entry(variants_t<List>{}, typename Parts::workload{}, typename Parts::app{}, std::move(about));
 }
 
 namespace detail {
@@ -419,6 +483,10 @@ StructureEntry queue_entry(TypeList<Qs...> list, About about) {
   else e.order = "fifo";
   if constexpr (requires { First::unavailable_reason(); }) e.unavailable_reason = &First::unavailable_reason;
   e.run_trial = &run_variant_trial<QueueWorkload, Qs...>;
+  // The applications' queue: a FIFO one (a relaxed queue's empty answer is not proof that it
+  // is empty, which the producers-done protocol needs: pipeline_queue.hpp).
+  if (e.kind == StructureKind::queue && e.order != "relaxed")
+    e.make_item_queue = [](int threads) -> std::unique_ptr<ItemQueue> { return std::make_unique<ItemQueueOf<First>>(threads); };
   // Histories follow the checker's queue (or stack) model, except a relaxed queue's (it
   // promises no FIFO order to check). A queue FIFO per producer only is checked against the
   // FIFO model too: its registration states the violations found as its known_violation.

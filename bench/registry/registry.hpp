@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,6 +22,9 @@ struct TrialContext;
 struct TrialOutcome;
 struct RecordedHistory;
 struct DifferentialRun;
+struct DigestMapRequest;
+class DigestMap;  // bench/registry/app_structures.hpp
+class ItemQueue;
 
 // What a structure is, and so which workload runs it and which checker model fits it.
 enum class StructureKind {
@@ -125,6 +129,14 @@ struct StructureEntry {
   // A peer's linearizability bug, found by lincheck and documented with its evidence:
   // lincheck's `all` and patterns leave the structure out and print this; naming it checks it.
   std::string known_violation;
+
+  // For the applications (app_structures.hpp): a map's build with digest (or byte-string) keys
+  // and the hash named, or null when it has none with that hash; null for a structure that is
+  // not such a map (64-bit keys only, no linearizable assign, or its line keeps it from them). A queue's default variant in
+  // a PipelineQueue; null for the other kinds and for a relaxed queue.
+  std::unique_ptr<DigestMap> (*make_digest_map)(const DigestMapRequest&) = nullptr;
+  std::vector<std::string> digest_map_hashes;  // the hashes make_digest_map builds
+  std::unique_ptr<ItemQueue> (*make_item_queue)(int threads) = nullptr;
 
   const Variant& default_variant() const { return variants.front(); }
   const Variant* find_variant(std::string_view reclaimer, std::string_view allocator) const;

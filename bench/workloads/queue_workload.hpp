@@ -35,6 +35,7 @@
 
 #include "bench/check/history.hpp"
 #include "bench/core/report.hpp"
+#include "bench/harness/make_structure.hpp"
 #include "bench/harness/trial_context.hpp"
 #include "bench/workloads/workload.hpp"
 #include "cdsbench/platform/cache.hpp"
@@ -271,7 +272,9 @@ class QueueWorkload final : public QueueWorkloadCore {
       : QueueWorkload(ctx, Recorder{}) {}
 
   QueueWorkload(const TrialContext& ctx, Recorder recorder)
-      : QueueWorkloadCore(ctx, order_of()), recorder_(std::move(recorder)), queue_(make_queue(ctx.config)) {
+      : QueueWorkloadCore(ctx, order_of()),
+        recorder_(std::move(recorder)),
+        queue_(make_pipeline_queue<Q>(ctx.config.total_threads(), ctx.config.reclaim_eager)) {
     if (Recorder::enabled && cfg_.batch != 1 && !HasNativeBatch<Q>)
       throw std::logic_error("histories with batches are recorded for queues with native batches only");
     if (cfg_.queue_mode == QueueMode::split) queue_->set_producers(cfg_.producers);
@@ -380,12 +383,6 @@ class QueueWorkload final : public QueueWorkloadCore {
     else return "fifo";
   }
   static constexpr bool lifo = order_of() == "lifo";
-  static std::unique_ptr<PipelineQueue<Q>> make_queue(const Config& c) {
-    if constexpr (std::is_constructible_v<Q, int, reclaim::ReclaimOptions>)
-      return std::make_unique<PipelineQueue<Q>>(c.total_threads(), reclaim::ReclaimOptions{c.reclaim_eager});
-    else
-      return std::make_unique<PipelineQueue<Q>>(c.total_threads());
-  }
   static std::size_t take(std::optional<std::uint64_t> v, ThreadState& st) {
     if (!v) return 0;
     st.buffer[0] = *v;

@@ -1,14 +1,20 @@
 """cdsbench-dedup's command line as a user meets it: round trips through files and pipes, the
 gzip-style output rules (derived names, -c, -o, -f, nothing partial left, the input untouched),
-one-line errors with exit status 2 for usage and 1 for a bad archive, and the generator."""
+one-line errors with exit status 2 for usage and 1 for a bad archive, the generator, and the
+pipeline's choices (every map, queue, chunker, compressor, format, thread count and batch, each
+pair of them at least once) all writing the same archive."""
 import hashlib
+import itertools
+import json
 import os
 import pathlib
+import random
+import re
 import subprocess
 
 import pytest
 
-from conftest import BUILD, ROOT
+from conftest import BUILD, ROOT, structures
 
 DEDUP = BUILD / "cdsbench-dedup"
 PARSEC_ARCHIVES = ROOT / "tests" / "data" / "dedup"
@@ -129,6 +135,16 @@ def test_outputs_are_named_like_gzips_and_never_clobbered(tmp_path, sample):
     (["--dup-ratio", "0.5", "x"], ["--dup-ratio", "--generate"]),
     (["--level", "10", "missing_input"], ["--level 10", "gzip allows 1 to 9"]),  # before the input is opened
     (["--no-such-option"], ["--no-such-option"]),
+    (["--map", "no_such_map", "x"], ["--map", "no_such_map", "allowed", "feldman_wait_free_map"]),
+    (["--map", "libcds.michael_hash_map", "x"], ["--map", "digest or byte-string keys", "allowed"]),
+    (["--map", "libcuckoo.map", "x"], ["--map", "libcuckoo.map", "allowed"]),
+    (["--map", "dedup_chaining_map", "--hash", "md5", "x"], ["--hash", "md5", "allowed", "even"]),
+    (["--queue", "treiber_stack", "x"], ["--queue", "treiber_stack", "allowed", "michael_scott_queue"]),
+    (["--queue", "libcds.segmented_queue", "x"], ["--queue", "not a FIFO queue"]),
+    (["--threads", "0", "x"], ["--threads 0", "1 to 1024"]),
+    (["-T", "many", "x"], ["--threads", "many"]),
+    (["--threads-per-queue", "0", "x"], ["--threads-per-queue 0"]),
+    (["--batch", "0", "x"], ["--batch 0", "1 to 4096"]),
 ])
 def test_usage_errors_are_one_line_with_status_2(tmp_path, args, words):
     (tmp_path / "x").write_bytes(b"x" * 100)
@@ -184,3 +200,170 @@ def test_generator_is_deterministic_and_exact(tmp_path):
         assert code == 0, err
         unique[r] = len(archive)
     assert unique["0.6"] < 0.6 * unique["0"]
+
+
+# ---- the pipeline's choices ------------------------------------------------------------------
+
+def pairwise(parameters, allowed, seed=1):
+    """Rows (dicts) in which every pair of values of two parameters that `allowed` accepts appears
+    at least once: greedy, each row the best of 50 random candidates at covering new pairs."""
+    names = list(parameters)
+    wanted = set()
+    for a, b in itertools.combinations(names, 2):
+        for va in parameters[a]:
+            for vb in parameters[b]:
+                if allowed({a: va, b: vb}):
+                    wanted.add(((a, va), (b, vb)))
+    rng = random.Random(seed)
+    rows = []
+    while wanted:
+        best, best_new = None, set()
+        # Seed each candidate with an uncovered pair, so that every row covers at least one.
+        for _ in range(50):
+            (a, va), (b, vb) = rng.choice(sorted(wanted))
+            row = {n: rng.choice(parameters[n]) for n in names}
+            row[a], row[b] = va, vb
+            if not allowed(row):
+                continue
+            new = {((x, row[x]), (y, row[y])) for x, y in itertools.combinations(names, 2)} & wanted
+            if len(new) > len(best_new):
+                best, best_new = row, new
+        assert best is not None, "no allowed candidate"
+        rows.append(best)
+        wanted -= best_new
+    return rows
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    """A generated input with repeats, and a real one: a tar of the system's license texts."""
+    d = tmp_path_factory.mktemp("pipeline-inputs")
+    generated = d / "generated.dat"
+    code, _, err = dedup("--generate", "640KiB", "--dup-ratio", "0.5", "--seed", "9", "-o", generated)
+    assert code == 0, err
+    real = d / "licenses.tar"
+    tar = subprocess.run(["tar", "-cf", "-", "-C", "/usr/share", "common-licenses"], capture_output=True, check=True)
+    real.write_bytes(tar.stdout)
+    assert len(tar.stdout) > 100_000
+    return {"generated": generated, "real": real}
+
+
+def test_every_pair_of_pipeline_choices_writes_the_one_thread_archive(tmp_path, inputs):
+    listed = structures()
+    hashes = {s["name"]: s["application_map_hashes"] for s in listed if s["application_map_hashes"]}
+    queues = [s["name"] for s in listed if s["application_queue"]]
+    assert len(hashes) == 6 and "libcuckoo.map" not in hashes and len(queues) >= 10
+    parameters = {
+        "map": [f"{name}:{h}" for name, hs in hashes.items() for h in hs],
+        "queue": queues,
+        "chunker": ["rabin", "gear"],
+        "compress": ["gzip", "bzip2", "zstd", "none"],
+        "format": ["cdsbench", "parsec"],
+        "threads": ["1", "2", "3"],
+        "threads_per_queue": ["1", "2", "4"],
+        "batch": ["1", "5", "20"],
+        "input": ["generated", "real"],
+    }
+    rows = pairwise(parameters, lambda r: not (r.get("format") == "parsec" and r.get("compress") == "zstd"))
+    references = {}
+    for row in rows:
+        map_name, hash_name = row["map"].split(":")
+        common = ["--format", row["format"], "--compress", row["compress"], "--chunker", row["chunker"]]
+        key = (row["input"], row["format"], row["compress"], row["chunker"])
+        if key not in references:  # one thread per stage, PARSEC's map and queue
+            code, archive, err = dedup(*common, "-T", "1", "-c", inputs[row["input"]])
+            assert code == 0, err
+            references[key] = archive
+        code, archive, err = dedup(*common, "--map", map_name, "--hash", hash_name, "--queue", row["queue"],
+                                   "-T", row["threads"], "--threads-per-queue", row["threads_per_queue"],
+                                   "--batch", row["batch"], "-c", inputs[row["input"]])
+        assert code == 0, (row, err)
+        assert archive == references[key], row
+        code, back, err = dedup("-d", "-c", stdin=archive)
+        assert code == 0, (row, err)
+        assert back == inputs[row["input"]].read_bytes(), row
+
+
+# ---- what a run measures ---------------------------------------------------------------------
+
+def kv(text):
+    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+
+
+def test_stats_and_json_report_the_same_run_and_every_key_is_documented(tmp_path, sample):
+    report = tmp_path / "run.json"
+    code, archive, err = dedup("--stats", "--json", report, "--measure-stages", "-T", "2", "--chunker", "gear", "-c", sample)
+    assert code == 0, err
+    stats = kv(err)
+    doc = json.loads(report.read_text())
+    assert list(doc) == ["machine", "config", "results", "utilisation"]
+    # key=value is the JSON's scalars, the same values.
+    for block in ("config", "results"):
+        for key, value in doc[block].items():
+            if not isinstance(value, (list, dict)):
+                assert key in stats, key
+    r = {k: v for k, v in doc["results"].items()}
+    assert r["input_bytes"] == sample.stat().st_size and r["archive_bytes"] == len(archive)
+    assert r["chunks"] == r["chunks_unique"] + r["chunks_duplicate"] and r["chunks_duplicate"] > 0
+    assert r["dedup_ratio"] > 1 and abs(r["ratio"] - r["input_bytes"] / r["archive_bytes"]) < 1e-9
+    assert sum(c for _, _, c in r["chunk_size_log2_histogram"]) == r["chunks"]
+    assert r["dedup_items"] == r["chunks"] and r["compress_items"] == r["chunks_unique"]
+    assert r["map_operations"] >= 2 * r["chunks"] + r["chunks_unique"]
+    for key in ("stage_chunk_mib_per_s_per_core", "stage_hash_mib_per_s_per_core", "stage_compress_mib_per_s_per_core",
+                "bound_mib_per_s", "efficiency"):
+        assert isinstance(r[key], float) and r[key] > 0, key
+    threads = doc["utilisation"]["threads"]
+    assert [t["stage"] for t in threads] == ["fragment", "refine", "refine", "dedup", "dedup", "compress", "compress", "write"]
+    assert all(all(0 <= s <= 1.5 for s in t["samples"]) for t in threads)
+    documented = set(re.findall(r"`([a-z0-9_<>]+)`", (ROOT / "docs" / "dedup.md").read_text()))
+    stages = ("fragment", "refine", "dedup", "compress", "write")
+    machine = set(doc["machine"])
+    undocumented = [k for k in stats if k not in documented and k not in machine
+                    and not any(k.startswith(s + "_") and "<stage>" + k[len(s):] in documented for s in stages)]
+    assert undocumented == []
+
+
+def test_stage_costs_need_a_file_and_a_report(sample):
+    code, _, err = dedup("--stats", "--measure-stages", "-c", stdin=sample.read_bytes())
+    assert code == 0, err
+    assert kv(err)["bound_mib_per_s"] == "unavailable"  # a pipe cannot be read twice
+    code, _, err = dedup("--stats", "-c", sample)
+    assert code == 0 and kv(err)["efficiency"] == "none", err
+    code, _, err = dedup("--measure-stages", "-c", sample)
+    one_line_error(err, 2, code, "--measure-stages", "--stats or --json")
+    code, _, err = dedup("--stats", "-t", sample)
+    one_line_error(err, 2, code, "--stats", "encoding run")
+
+
+def on_terminal(*args):
+    """Runs cdsbench-dedup with standard error on a pseudo-terminal: its exit status and what it showed there."""
+    import pty
+    leader, follower = pty.openpty()
+    try:
+        p = subprocess.run([str(DEDUP), *map(str, args)], stdout=subprocess.DEVNULL, stderr=follower, timeout=120)
+        os.close(follower)
+        shown = b""
+        while True:
+            try:
+                piece = os.read(leader, 65536)
+            except OSError:  # the terminal's other side is closed: all read
+                break
+            if not piece:
+                break
+            shown += piece
+    finally:
+        os.close(leader)
+    return p.returncode, shown
+
+
+def test_a_progress_bar_only_on_a_terminal_for_a_large_input(tmp_path, sample):
+    large = tmp_path / "large.dat"
+    assert dedup("--generate", "65MiB", "--compressibility", "1", "-o", large)[0] == 0
+    code, shown = on_terminal("--compress", "none", "-T", "1", "-c", large)
+    assert code == 0
+    assert b"MiB/s" in shown and b"% " in shown and b"of 65 MiB" in shown, shown[-300:]
+    assert shown.endswith(b"\r\x1b[K")  # the bar is wiped at the end
+    # Not for a small input, nor on a pipe.
+    assert on_terminal("--compress", "none", "-c", sample) == (0, b"")
+    code, _, err = dedup("--compress", "none", "-c", large)
+    assert code == 0 and err == ""

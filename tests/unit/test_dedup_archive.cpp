@@ -22,38 +22,16 @@
 #include "apps/dedup/encoder.hpp"
 #include "apps/dedup/fragmenter.hpp"
 #include "support/dedup_inputs.hpp"
+#include "support/dedup_files.hpp"
 
 namespace dedup_archive_test {
 
 using namespace cdsb::dedup;
 using Buffer = std::vector<std::uint8_t>;
-
-// A file in memory, read and written through its descriptor as the program does a file's.
-class MemFile {
- public:
-  explicit MemFile(const Buffer& contents = {}) : fd_(memfd_create("dedup-test", MFD_CLOEXEC)) {
-    EXPECT_GE(fd_, 0);
-    EXPECT_EQ(::write(fd_, contents.data(), contents.size()), static_cast<ssize_t>(contents.size()));
-    ::lseek(fd_, 0, SEEK_SET);
-  }
-  ~MemFile() { ::close(fd_); }
-  int fd() const { return fd_; }
-  Buffer contents() const {
-    Buffer all(static_cast<std::size_t>(::lseek(fd_, 0, SEEK_END)));
-    EXPECT_EQ(::pread(fd_, all.data(), all.size(), 0), static_cast<ssize_t>(all.size()));
-    return all;
-  }
-
- private:
-  int fd_;
-};
+using cdsb::test::MemFile;
 
 Buffer encode(const Buffer& input, const EncodeSettings& settings, std::size_t read_buffer = 1 << 20) {
-  MemFile in(input), out;
-  FdReader reader(in.fd(), "input", read_buffer);
-  FdWriter writer(out.fd(), "archive");
-  encode_sequential(reader, writer, settings);
-  return out.contents();
+  return cdsb::test::encode_one_thread(input, settings, read_buffer);
 }
 
 struct Decoded {
