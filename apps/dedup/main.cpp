@@ -308,8 +308,13 @@ int run(const Options& o) {
     const cdsb::bench::Json report = encode_report(choices, figures, memory, costs, missing, allowed_cpus());
     if (!o.json.empty() && !cdsb::bench::write_file_atomically(o.json, report.dump(2) + "\n"))
       throw IoError(o.json + ": cannot write the report");
-    if (o.stats)
-      for (const char* block : {"machine", "config", "results"}) cdsb::bench::print_kv(std::cerr, report[block]);
+    if (o.stats) {  // as the harness prints its report, on standard error
+      cdsb::bench::print_kv(std::cerr, report["config"]);
+      cdsb::bench::print_kv(std::cerr, report["machine"]);
+      for (const auto& w : report["warnings"]) std::cerr << "warning=" << w.get<std::string>() << '\n';
+      cdsb::bench::print_kv(std::cerr, report["trials"][0]);
+      cdsb::bench::print_kv(std::cerr, report["summary"]);
+    }
   }
   if (o.verbose)
     std::cerr << o.input << ": " << t.raw_bytes << " bytes in " << t.chunks << " chunks (" << t.unique_chunks << " unique) -> "

@@ -162,6 +162,7 @@ class Pipeline {
     return figures_;
   }
 
+ private:
   // Until every stage has ended: each thread's CPU time, every sampling interval.
   void sample_utilisation(std::vector<std::thread>& threads, std::chrono::steady_clock::time_point start) {
     const auto interval = std::chrono::duration<double>(settings_.sample_interval_s);
@@ -171,7 +172,7 @@ class Pipeline {
       if (pthread_getcpuclockid(threads[i].native_handle(), &clocks[i]) != 0) return;  // no figures rather than wrong ones
     std::vector<double> last(threads.size(), 0.0);
     auto next = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(interval);
-    // A thread's clock stays readable until it is joined, so every sample is of a live id.
+    // The threads are joined only after this returns, so no clock id is reused for another.
     while (stages_running_.load(std::memory_order_acquire) > 0) {
       std::this_thread::sleep_until(std::min(next, std::chrono::steady_clock::now() + std::chrono::milliseconds(5)));
       if (std::chrono::steady_clock::now() < next) continue;
@@ -188,7 +189,6 @@ class Pipeline {
     }
   }
 
- private:
   int group_size(int q) const { return std::min(m_, n_ - q * m_); }
 
   // Runs a stage's body on thread tid with every queue and the map attached to it. A body

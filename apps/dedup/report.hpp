@@ -18,9 +18,10 @@ struct RunChoices {
   PipelineSettings settings;
 };
 
-// {"machine": ..., "config": ..., "results": ..., "utilisation": ...}: costs, when measured,
-// add the stages' own throughputs and the pipeline's bound to the results; otherwise those
-// keys read `missing_costs` ("none": not asked for; "unavailable": no sample to measure on).
+// {"config", "machine", "warnings", "trials": [the run's figures], "summary"}, the harness's
+// shape: costs, when measured, add the stages' own throughputs and the pipeline's bound to the
+// figures; otherwise those keys read `missing_costs` ("none": not asked for; "unavailable": no
+// sample to measure on). The figures' `utilisation` holds each thread's CPU over time.
 bench::Json encode_report(const RunChoices& choices, const PipelineFigures& figures, const bench::MemoryPhases& memory,
                           const std::optional<StageCosts>& costs, const char* missing_costs, int cpus);
 

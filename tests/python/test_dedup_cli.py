@@ -296,13 +296,21 @@ def test_stats_and_json_report_the_same_run_and_every_key_is_documented(tmp_path
     assert code == 0, err
     stats = kv(err)
     doc = json.loads(report.read_text())
-    assert list(doc) == ["machine", "config", "results", "utilisation"]
-    # key=value is the JSON's scalars, the same values.
-    for block in ("config", "results"):
-        for key, value in doc[block].items():
-            if not isinstance(value, (list, dict)):
-                assert key in stats, key
-    r = {k: v for k, v in doc["results"].items()}
+    assert list(doc) == ["config", "machine", "warnings", "trials", "summary"]  # the harness's shape
+    assert doc["summary"] == {"trials_run": 1, "result": "PASS"} and stats["result"] == "PASS"
+    assert len(doc["trials"]) == 1
+    r = doc["trials"][0]
+    # key=value is the JSON's scalars, the same values (doubles printed to 3 decimals or 6 digits).
+    for block in (doc["config"], r):
+        for key, value in block.items():
+            if isinstance(value, bool):
+                assert stats[key] == str(value).lower(), key
+            elif isinstance(value, int):
+                assert stats[key] == str(value), key
+            elif isinstance(value, float):
+                assert float(stats[key]) == pytest.approx(value, rel=1e-5, abs=1e-3), key
+            elif isinstance(value, str):
+                assert stats[key] == value, key
     assert r["input_bytes"] == sample.stat().st_size and r["archive_bytes"] == len(archive)
     assert r["chunks"] == r["chunks_unique"] + r["chunks_duplicate"] and r["chunks_duplicate"] > 0
     assert r["dedup_ratio"] > 1 and abs(r["ratio"] - r["input_bytes"] / r["archive_bytes"]) < 1e-9
@@ -312,7 +320,7 @@ def test_stats_and_json_report_the_same_run_and_every_key_is_documented(tmp_path
     for key in ("stage_chunk_mib_per_s_per_core", "stage_hash_mib_per_s_per_core", "stage_compress_mib_per_s_per_core",
                 "bound_mib_per_s", "efficiency"):
         assert isinstance(r[key], float) and r[key] > 0, key
-    threads = doc["utilisation"]["threads"]
+    threads = r["utilisation"]["threads"]
     assert [t["stage"] for t in threads] == ["fragment", "refine", "refine", "dedup", "dedup", "compress", "compress", "write"]
     assert all(all(0 <= s <= 1.5 for s in t["samples"]) for t in threads)
     documented = set(re.findall(r"`([a-z0-9_<>]+)`", (ROOT / "docs" / "dedup.md").read_text()))
