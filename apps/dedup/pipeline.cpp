@@ -11,6 +11,7 @@
 #include <exception>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -385,14 +386,19 @@ class Pipeline {
     StageFigures f;
     const int group = index / m_;
     Sender to_write(*reorder_[group], tid, batch_, f);
-    Compressor compressor(settings_.encode.codec, settings_.encode.level);
+    std::optional<Compressor> compressor;
+    try {
+      compressor.emplace(settings_.encode.codec, settings_.encode.level);
+    } catch (...) {  // the stage still drains its queue, so that the dedup threads can end
+      fail(std::current_exception());
+    }
     std::vector<std::uint64_t> items(batch_);
     while (const std::size_t n = take(*compress_[group], tid, items.data(), f, [&] { to_write.flush(); })) {
       for (std::size_t k = 0; k < n; ++k) {
         Chunk* c = pointer_of<Chunk>(items[k]);
         if (!failed()) {
           try {
-            compressor.compress(c->bytes(), c->stored);
+            compressor->compress(c->bytes(), c->stored);
           } catch (...) {
             fail(std::current_exception());
           }
