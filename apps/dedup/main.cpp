@@ -54,7 +54,7 @@ struct Options {
   std::string generate;
   double dup_ratio = 0.0, compressibility = 0.5;
   std::uint64_t seed = 1;
-  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int threads = 0;  // 0: the CPUs this process may run on (zstd's -T0)
   int threads_per_queue = 4, batch = 20;
   std::string map = "dedup_chaining_map", queue = "locked_ring_queue", hash = "even";
   bool stats = false, measure_stages = false;
@@ -144,7 +144,8 @@ ChosenStructures choose_structures(const cdsb::bench::Registry& registry, const 
 }
 
 void check_pipeline_options(const Options& o) {
-  if (o.threads < 1 || o.threads > 1024) throw UsageError{"--threads " + std::to_string(o.threads) + ": allowed 1 to 1024"};
+  if (o.threads < 0 || o.threads > 1024)
+    throw UsageError{"--threads " + std::to_string(o.threads) + ": allowed 0 (the CPUs) to 1024"};
   if (o.threads_per_queue < 1 || o.threads_per_queue > 1024)
     throw UsageError{"--threads-per-queue " + std::to_string(o.threads_per_queue) + ": allowed 1 to 1024"};
   if (o.batch < 1 || o.batch > 4096) throw UsageError{"--batch " + std::to_string(o.batch) + ": allowed 1 to 4096"};
@@ -277,7 +278,7 @@ int run(const Options& o) {
 
   PipelineSettings settings;
   settings.encode = encode_settings(o);
-  settings.threads = o.threads;
+  settings.threads = o.threads ? o.threads : allowed_cpus();
   settings.threads_per_queue = o.threads_per_queue;
   settings.batch = o.batch;
   Destination d = open_destination(o, derived);
@@ -287,7 +288,8 @@ int run(const Options& o) {
   PipelineFigures figures;
   {
     // The map as each map builds itself by default (no size hint), as PARSEC builds its table.
-    const auto map = structures->map->make_digest_map({.threads = pipeline_threads(o.threads), .expected_keys = 0, .hash = o.hash});
+    const auto map =
+        structures->map->make_digest_map({.threads = pipeline_threads(settings.threads), .expected_keys = 0, .hash = o.hash});
     std::atomic<std::uint64_t> progress{0};
     std::optional<ProgressBar> bar;
     if (const std::uint64_t total = progress_total(in_fd)) bar.emplace(progress, total);
@@ -345,7 +347,7 @@ int main(int argc, char** argv) {
   app.add_option("--compressibility", o.compressibility, "--generate: share of each segment that is text, 0..1 [0.5]")
       ->needs(generate);
   app.add_option("--seed", o.seed, "--generate: seed [1]")->needs(generate);
-  app.add_option("-T,--threads", o.threads, "Threads of each middle stage (refine, dedup, compress) [the CPUs]");
+  app.add_option("-T,--threads", o.threads, "Threads of each middle stage (refine, dedup, compress); 0: the CPUs [0]");
   app.add_option("--threads-per-queue", o.threads_per_queue, "Threads of a stage sharing one queue [4]");
   app.add_option("--batch", o.batch, "Items per enqueue and dequeue [20]");
   app.add_option("--map", o.map, "The digest map: a map of the registry (cdsbench --list) [dedup_chaining_map]");
