@@ -173,18 +173,24 @@ class Pipeline {
       if (pthread_getcpuclockid(threads[i].native_handle(), &clocks[i]) != 0) return;  // no figures rather than wrong ones
     std::vector<double> last(threads.size(), 0.0);
     auto next = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(interval);
+    auto previous = start;
     // The threads are joined only after this returns, so no clock id is reused for another.
     while (stages_running_.load(std::memory_order_acquire) > 0) {
       std::this_thread::sleep_until(std::min(next, std::chrono::steady_clock::now() + std::chrono::milliseconds(5)));
-      if (std::chrono::steady_clock::now() < next) continue;
-      next += std::chrono::duration_cast<std::chrono::steady_clock::duration>(interval);
+      const auto now = std::chrono::steady_clock::now();
+      if (now < next) continue;
+      // Each sample covers the time that did pass, at least an interval: a sampler the machine
+      // ran late takes one longer sample rather than short catch-up ones (CPU over wall <= 1).
+      next = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(interval);
+      const double wall = std::chrono::duration<double>(now - previous).count();
+      previous = now;
       for (std::size_t i = 0; i < threads.size(); ++i) {
         // A thread that has ended but is not yet joined may have no clock left: it ran no more.
         timespec ts{};
         const double cpu = clock_gettime(clocks[i], &ts) == 0
                                ? static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9
                                : last[i];
-        figures_.utilisation[i].samples.push_back(static_cast<float>((cpu - last[i]) / interval.count()));
+        figures_.utilisation[i].samples.push_back(static_cast<float>((cpu - last[i]) / wall));
         last[i] = cpu;
       }
     }

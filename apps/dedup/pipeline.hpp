@@ -83,7 +83,7 @@ struct StageFigures {
 };
 
 // One thread's CPU utilisation over the run: its CPU time in each sampling interval divided by
-// the interval (the study's per-core utilisation figure, per thread).
+// the interval's measured length (the study's per-core utilisation figure, per thread).
 struct ThreadUtilisation {
   const char* stage;
   int index;  // within its stage
