@@ -95,6 +95,9 @@ void expect_consistent(const PipelineFigures& f) {
   EXPECT_LE(f.in_flight_peak, f.in_flight_cap + fragment_cap);
 }
 
+// Gear finds the generator's repeats: each run has duplicates for the map to find.
+constexpr double gear_duplicates = 0.2;  // of the chunks, at least
+
 TEST(DedupPipeline, EveryMapWritesTheOneThreadArchive) {
   const Buffer input = repeats(3 << 20);
   const Buffer expected = sequential(input, gear_none);
@@ -110,6 +113,7 @@ TEST(DedupPipeline, EveryMapWritesTheOneThreadArchive) {
       const Encoded run = pipelined(input, settings, *map, entry("locked_ring_queue").make_item_queue);
       EXPECT_TRUE(run.archive == expected);
       expect_consistent(run.figures);
+      EXPECT_GE(run.figures.totals.chunks - run.figures.totals.unique_chunks, gear_duplicates * run.figures.totals.chunks);
     }
   }
   // Ours (the chaining table, Michael's, split-ordered, Feldman's, the seqlock probe map) and
@@ -136,6 +140,7 @@ TEST(DedupPipeline, EveryQueueWritesTheOneThreadArchive) {
     const Encoded run = pipelined(input, settings, "feldman_wait_free_map", e.name);
     EXPECT_TRUE(run.archive == expected);
     expect_consistent(run.figures);
+    EXPECT_GE(run.figures.totals.chunks - run.figures.totals.unique_chunks, gear_duplicates * run.figures.totals.chunks);
   }
   EXPECT_GE(queues, 6);  // ours; the peers' too, but libcds's in the TSan tree
   EXPECT_EQ(entry("treiber_stack").make_item_queue, nullptr);
