@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := demo
 GENERATOR := -G Ninja
 
-.PHONY: demo test deps build build-asan build-tsan bench-overhead bench-reclaim bench-prefill bench-nr bench-bst bench-hash bench-queue clean
+.PHONY: demo test test-long deps build build-asan build-tsan bench-overhead bench-reclaim bench-prefill bench-nr bench-bst bench-hash bench-queue bench-dedup clean
 
 deps:
 	@scripts/install-deps
@@ -63,6 +63,16 @@ bench-hash: build
 # and batches of 20, pairs and split modes, memory per item: the parts of issue 16 (~20 min on 2 cores).
 bench-queue: build
 	@.venv/bin/cdsbench-run experiments/queue.py --out docs/results-queue.md
+
+# Dedup with every map and queue, the dedup study's figures and the goals: issue 17 (~50 min on
+# 2 cores; its inputs, 1.6 GB, are made once into results/dedup-inputs).
+bench-dedup: build
+	@.venv/bin/cdsbench-run experiments/dedup.py --out docs/results-dedup.md
+
+# What make test leaves out for time: dedup's full product of pipeline choices and a 1 GiB round
+# trip (tests/long; about 20 minutes on 2 cores).
+test-long: build
+	@CDSBENCH_BUILD="$$PWD/build" .venv/bin/python -m pytest -q tests/long
 
 clean:
 	rm -rf build build-asan build-tsan

@@ -96,8 +96,15 @@ void read_at(int fd, const std::string& name, std::uint64_t offset, std::span<st
 
 AtomicOutput::AtomicOutput(std::string path, bool overwrite) : path_(std::move(path)), overwrite_(overwrite) {
   struct stat st;
-  if (!overwrite_ && ::stat(path_.c_str(), &st) == 0)
-    throw OutputExists(path_);
+  const bool exists = ::stat(path_.c_str(), &st) == 0;
+  if (exists && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    // A device or a FIFO (/dev/null, a named pipe): written in place, as zstd and gzip do; a
+    // temporary file renamed over it would replace the device node itself.
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd_ < 0) fail(path_, "cannot open");
+    return;
+  }
+  if (exists && !overwrite_) throw OutputExists(path_);
   const std::size_t slash = path_.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : path_.substr(0, slash + 1);
   const std::string base = slash == std::string::npos ? path_ : path_.substr(slash + 1);
@@ -113,6 +120,10 @@ AtomicOutput::~AtomicOutput() {
 }
 
 void AtomicOutput::commit() {
+  if (temp_.empty()) {  // written in place
+    if (::close(std::exchange(fd_, -1)) != 0) fail(path_, "cannot close");
+    return;
+  }
   // mkostemp creates the file 0600; an output gets the mode a plain create would give it.
   const mode_t mask = ::umask(0);
   ::umask(mask);

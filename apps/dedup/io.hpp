@@ -66,7 +66,8 @@ void read_at(int fd, const std::string& name, std::uint64_t offset, std::span<st
 
 // The file `path`, created complete or not at all: a temporary file beside it receives the
 // bytes; commit() syncs it and renames it over `path` (refused if `path` exists unless
-// overwrite); destroying an output not committed removes the temporary file.
+// overwrite); destroying an output not committed removes the temporary file. An existing
+// device or FIFO (`-o /dev/null`) is written in place instead.
 class AtomicOutput {
  public:
   AtomicOutput(std::string path, bool overwrite);

@@ -115,12 +115,14 @@ class Pipeline {
     for (Queues* stage : {&refine_, &dedup_, &compress_, &reorder_})
       for (int q = 0; q < queues_per_stage_; ++q) stage->push_back(structures.make_queue(threads));
     // Producers per queue, for the producers-done protocol: the fragmenter feeds every refine
-    // queue; a middle stage's queue q is fed by the previous stage's threads of group q. The
-    // writer's queues need none: it ends when it has written the last fragment.
+    // queue; a middle stage's queue q is fed by the previous stage's threads of group q, and
+    // reorder queue q by group q's dedup threads (repeats) and compress threads (the writer
+    // waits in it when it is the only one).
     for (int q = 0; q < queues_per_stage_; ++q) {
       refine_[q]->set_producers(1);
       dedup_[q]->set_producers(group_size(q));
       compress_[q]->set_producers(group_size(q));
+      reorder_[q]->set_producers(2 * group_size(q));
     }
     figures_.in_flight_cap = cap_;
   }
@@ -130,20 +132,22 @@ class Pipeline {
     std::vector<std::thread> threads;
     int tid = 0;
     // Each thread with the queues it produces for (their producer_done is its to call).
-    auto start_thread = [&](const char* stage, int index, std::span<const std::unique_ptr<bench::ItemQueue>> outputs,
-                            auto body) {
+    auto start_thread = [&](const char* stage, int index, std::vector<bench::ItemQueue*> outputs, auto body) {
       figures_.utilisation.push_back({stage, index, {}});
-      threads.emplace_back([this, t = tid++, outputs, body] { guarded(t, outputs, [&] { body(t); }); });
+      threads.emplace_back([this, t = tid++, outputs = std::move(outputs), body] { guarded(t, outputs, [&] { body(t); }); });
     };
     // The threads wait at a gate until all of them exist: a stage that never started would
     // leave its consumers waiting for it forever, so if one cannot be started none runs.
     try {
-      start_thread("fragment", 0, refine_, [this](int t) { fragment_stage(t); });
+      std::vector<bench::ItemQueue*> every_refine_queue;
+      for (auto& q : refine_) every_refine_queue.push_back(q.get());
+      start_thread("fragment", 0, every_refine_queue, [this](int t) { fragment_stage(t); });
       for (int i = 0; i < n_; ++i)
-        start_thread("refine", i, std::span(dedup_).subspan(i / m_, 1), [this, i](int t) { refine_stage(t, i); });
+        start_thread("refine", i, {dedup_[i / m_].get()}, [this, i](int t) { refine_stage(t, i); });
       for (int i = 0; i < n_; ++i)
-        start_thread("dedup", i, std::span(compress_).subspan(i / m_, 1), [this, i](int t) { dedup_stage(t, i); });
-      for (int i = 0; i < n_; ++i) start_thread("compress", i, {}, [this, i](int t) { compress_stage(t, i); });
+        start_thread("dedup", i, {compress_[i / m_].get(), reorder_[i / m_].get()}, [this, i](int t) { dedup_stage(t, i); });
+      for (int i = 0; i < n_; ++i)
+        start_thread("compress", i, {reorder_[i / m_].get()}, [this, i](int t) { compress_stage(t, i); });
       start_thread("write", 0, {}, [this](int t) { write_stage(t); });
     } catch (const std::exception& e) {
       open_gate(gate_aborted);
@@ -156,6 +160,7 @@ class Pipeline {
       sample_utilisation(threads, start);
     } catch (...) {
       figures_.utilisation.clear();  // no figures rather than partial ones; the threads run on
+      figures_.sample_ends_s.clear();
     }
     for (auto& t : threads) t.join();
     figures_.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -184,6 +189,7 @@ class Pipeline {
       next = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(interval);
       const double wall = std::chrono::duration<double>(now - previous).count();
       previous = now;
+      figures_.sample_ends_s.push_back(std::chrono::duration<double>(now - start).count());
       for (std::size_t i = 0; i < threads.size(); ++i) {
         // A thread that has ended but is not yet joined may have no clock left: it ran no more.
         timespec ts{};
@@ -203,7 +209,7 @@ class Pipeline {
   // what escapes here (a queue's failure) ends the stage. However it ends, its output queues
   // are told it is done, so that their consumers end, and the writer stops once every stage has.
   template <class Body>
-  void guarded(int tid, std::span<const std::unique_ptr<bench::ItemQueue>> outputs, Body&& body) {
+  void guarded(int tid, const std::vector<bench::ItemQueue*>& outputs, Body&& body) {
     gate_.wait(gate_closed, std::memory_order_acquire);
     if (gate_.load(std::memory_order_acquire) == gate_aborted) return;
     try {
@@ -212,7 +218,7 @@ class Pipeline {
     } catch (...) {
       fail(std::current_exception());
     }
-    for (const auto& q : outputs) {
+    for (bench::ItemQueue* q : outputs) {
       try {
         q->producer_done();
       } catch (...) {
@@ -416,8 +422,8 @@ class Pipeline {
     merge(&PipelineFigures::compress, f);
   }
 
-  // Polls the reorder queues round-robin (never waiting on one: a chunk it needs may sit in
-  // another), writes every chunk that is next in stream order, and frees each fragment once
+  // Takes from the reorder queues (waiting in the queue when there is one, else polling them
+  // round-robin), writes every chunk that is next in stream order, and frees each fragment once
   // its last chunk is written. Ends when it has written the last fragment; after a failure,
   // it discards instead of writing, and ends as well once every other stage has ended.
   void write_stage(int tid) {
@@ -443,6 +449,7 @@ class Pipeline {
       // nothing behind.
       const bool others_ended = stages_running_.load(std::memory_order_acquire) == 1;
       std::size_t n = 0;
+      bool waited = false;
       // What throws here (a queue, or memory for the window) ends the writing, not the
       // writer: it goes on discarding until the other stages have ended.
       try {
@@ -450,6 +457,15 @@ class Pipeline {
           n = reorder_[turn]->dequeue_batch(tid, batch_, items.data());
           turn = (turn + 1) % reorder_.size();
           if (n == 0) ++f.empty_dequeues;
+        }
+        if (n == 0 && reorder_.size() == 1 && !others_ended) {
+          // One queue: wait in it (the locked ring's consumer sleeps) rather than poll. It
+          // returns 0 only once every producer has ended and it is empty. With several, the
+          // writer polls them all: waiting in one could hold it while another has the next
+          // chunk in order, and the fragmenter waits for the room the writer frees.
+          ++f.waits;
+          waited = true;
+          n = reorder_[0]->dequeue_batch_wait(tid, batch_, items.data());
         }
         if (n > 0) {
           ++f.dequeues;
@@ -488,7 +504,7 @@ class Pipeline {
           if (!failed()) fail(std::make_exception_ptr(std::logic_error("dedup: chunks were lost between the stages")));
           break;
         }
-        ++f.waits;
+        if (!waited) ++f.waits;
         backoff();
       }
     }

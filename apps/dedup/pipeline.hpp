@@ -103,6 +103,7 @@ struct PipelineFigures {
   std::vector<std::uint64_t> chunk_sizes_log2 = std::vector<std::uint64_t>(33);
   std::uint64_t chunk_min = 0, chunk_max = 0;
   double sample_interval_s = 0;
+  std::vector<double> sample_ends_s;  // when each sample ended, seconds from the start
   std::vector<ThreadUtilisation> utilisation;
 };
 

@@ -105,10 +105,17 @@ Json encode_report(const RunChoices& choices, const PipelineFigures& f, const be
       r[key] = missing_costs;
   }
 
-  Json threads = Json::array();
-  for (const ThreadUtilisation& t : f.utilisation)
-    threads.push_back({{"stage", t.stage}, {"index", t.index}, {"samples", t.samples}});
-  r["utilisation"] = {{"interval_s", f.sample_interval_s}, {"threads", threads}};
+  // Per thread, [start s, end s, CPU over wall] of each sample: the runner keeps bucket series
+  // (docs/output.md), so the per-core figure of the study is drawn from its database.
+  Json timeline = Json::object();
+  for (const ThreadUtilisation& t : f.utilisation) {
+    Json samples = Json::array();
+    for (std::size_t k = 0; k < t.samples.size() && k < f.sample_ends_s.size(); ++k)
+      samples.push_back({k ? f.sample_ends_s[k - 1] : 0.0, f.sample_ends_s[k], t.samples[k]});
+    timeline[std::string(t.stage) + "." + std::to_string(t.index)] = samples;
+  }
+  r["utilisation_interval_s"] = f.sample_interval_s;
+  r["utilisation_timeline"] = timeline;
 
   // The harness's shape (docs/output.md), so that the runner reads it as it reads a trial: one
   // trial, and a summary whose result says the archive is complete (a failed run writes none).

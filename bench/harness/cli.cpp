@@ -102,12 +102,13 @@ void list_structures(const Registry& registry) {
   }
 }
 
-// The registry as data, for the runner and the tests: they select structures by these
-// fields, never by name.
-Json registry_json(const Registry& registry) {
+}  // namespace
+
+std::string registry_json_text(const Registry& registry, bool (*keep)(const StructureEntry&)) {
   Json list = Json::array();
   auto or_null = [](const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); };
   for (const auto& e : registry.entries()) {
+    if (keep && !keep(e)) continue;
     Json variants = Json::array();
     for (const Variant& v : e.variants) variants.push_back({{"reclaimer", v.reclaimer}, {"allocator", v.allocator}, {"test", v.test}});
     list.push_back({{"name", e.name},
@@ -132,8 +133,10 @@ Json registry_json(const Registry& registry) {
                     {"known_violation", e.known_violation},
                     {"variants", variants}});
   }
-  return Json{{"structures", list}};
+  return Json{{"structures", list}}.dump(2) + "\n";
 }
+
+namespace {
 
 // Hundreds of threads each open ~10 perf-event descriptors: lift the soft limit.
 void raise_fd_limit() {
@@ -156,7 +159,7 @@ int run_cli(int argc, const char* const* argv, const Registry& registry) {
   Config cfg = std::get<Config>(parsed);
   if (cfg.list) {
     list_structures(registry);
-    if (!cfg.json_path.empty() && !write_file_atomically(cfg.json_path, registry_json(registry).dump(2) + "\n")) {
+    if (!cfg.json_path.empty() && !write_file_atomically(cfg.json_path, registry_json_text(registry))) {
       std::cerr << "cdsbench: error: --json: writing '" << cfg.json_path << "' failed\n";
       return 1;
     }

@@ -13,7 +13,8 @@ Tables:
   95% confidence interval of the mean, coefficient of variation, min, max.
 - ``summary`` (a view): points with the stats of the experiment's metric.
 - ``warnings``: category, message, run and point.
-- ``histograms``: the buckets of each run's JSON histograms (e.g. ``latency_histogram_ns``).
+- ``histograms``: the buckets of each run's JSON histograms (e.g. ``latency_histogram_ns``) and
+  timelines (``utilisation_timeline``: ``count`` holds each bucket's value, a float there).
 - ``structures``: the harness's registry as the plan read it (name, kind, library, method,
   sequential, description, layout, and the whole entry as JSON), when the grid reads it.
 - ``columns``: every column of ``runs`` with its type and source; ``meta``: about the experiment

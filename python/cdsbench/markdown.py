@@ -160,6 +160,20 @@ class Results:
                              f"(allowed: a value for each of {', '.join(self.params)} that varies)")
         return found[0] if found else None
 
+    def series(self, run: dict, key: str) -> dict:
+        """A run's bucket series ``key`` (a JSON histogram, or a timeline such as dedup's
+        ``utilisation_timeline``): {name: [(lower, upper, value)]}, buckets in order."""
+        con = connect_readonly(self.path)
+        try:
+            rows = con.execute("SELECT name, lower, upper, count FROM histograms WHERE run_id = ? AND histogram = ? "
+                               "ORDER BY name, lower", (run["run_id"], key)).fetchall()
+        finally:
+            con.close()
+        out: dict = {}
+        for r in rows:
+            out.setdefault(r["name"], []).append((r["lower"], r["upper"], r["count"]))
+        return out
+
     def values(self, name: str) -> list:
         """The grid's values of a parameter, in grid order."""
         return list(self.grid.get(name, []))

@@ -54,6 +54,12 @@ def histogram_series(value) -> dict | None:
     return None
 
 
+def is_series_key(key: str) -> bool:
+    """Keys whose JSON value may be a bucket series: histograms, and timelines (buckets of time
+    with a value each, e.g. dedup's `utilisation_timeline`)."""
+    return "histogram" in key or key.endswith("_timeline")
+
+
 @dataclass
 class HarnessOutput:
     header: dict = field(default_factory=dict)        # configuration and machine keys
@@ -200,7 +206,7 @@ def parse_json(text: str) -> HarnessOutput:
             raise JsonOutputError(f"trial {i} is not an object")
         trial = dict(trial)
         hist = {}
-        for key in [k for k in trial if "histogram" in k]:
+        for key in [k for k in trial if is_series_key(k)]:
             series = histogram_series(trial[key])
             if series is not None:
                 hist[key] = series

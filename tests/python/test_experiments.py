@@ -1,8 +1,10 @@
-"""experiments/bst.py, hash.py, queue.py, nr.py, reclaim.py and prefill.py, the experiments behind docs/results-*.md: the grids
+"""experiments/bst.py, hash.py, queue.py, dedup.py, nr.py, reclaim.py and prefill.py, the experiments behind docs/results-*.md: the grids
 they plan from the harness's registry, and each one's page from a shrunk sweep of the real
 harness (the assertions of scripts/bench-bst, which they replace, moved here)."""
+import hashlib
 import re
 import statistics
+import subprocess
 from collections import Counter
 
 import pytest
@@ -21,7 +23,7 @@ INTERNAL = ["howley_jones_bst", "ramachandran_mittal_bst", "drachsler_bst", "cit
 def clean_env(monkeypatch):
     import os
     for name in list(os.environ):
-        if name.startswith(tuple(f"CDSBENCH_{e}_" for e in ("BST", "HASH", "NR", "RECLAIM", "PREFILL"))):
+        if name.startswith(tuple(f"CDSBENCH_{e}_" for e in ("BST", "HASH", "QUEUE", "DEDUP", "NR", "RECLAIM", "PREFILL"))):
             monkeypatch.delenv(name)
 
 
@@ -500,3 +502,86 @@ def test_queue_plans_every_queue_and_stack_in_both_modes_and_batches(clean_env):
             assert o["--duration-ms"] == "1000" and "--prefill-items" not in o
         else:
             assert (o["--prefill-items"], o["--duration-ms"], o["--threads"]) == ("1000000", "100", "1")
+
+
+# ---------------------------------------------------------------------------------------------
+# dedup.py
+
+
+def test_dedup_plans_the_studys_grids_from_dedups_listing(clean_env):
+    listed = structures("cdsbench-dedup")
+    maps = [s["name"] for s in listed if s["application_map_hashes"]]
+    queues = [s["name"] for s in listed if s["application_queue"]]
+    plan = make_plan(load(str(ROOT / "experiments" / "dedup.py")), BUILD / "cdsbench-dedup")
+    assert plan.grid["map"] == maps and plan.grid["queue"] == queues
+    by_part = {part: [p for p in plan.points if p["part"] == part] for part in plan.grid["part"]}
+    assert list(by_part) == ["maps", "queues", "sweep", "combos", "utilisation", "goal", "chunking"]
+    # Fig. 5: every map x the six inputs x 1, 2, 4 threads, PARSEC's queue.
+    assert Counter(p["map"] for p in by_part["maps"]) == {m: 18 for m in maps}
+    assert {p["queue"] for p in by_part["maps"]} == {"locked_ring_queue"}
+    assert {p["dataset"] for p in by_part["maps"]} == {f"{k}-{s}" for k in ("tar", "gen") for s in ("10.1MB", "30.7MB", "671.6MB")}
+    assert Counter(p["queue"] for p in by_part["queues"]) == {q: 3 for q in queues}
+    # Fig. 8: four queues x MTPQ 1, 2, 4 x batches 1, 5, 20, 50 at 4 threads.
+    assert len(by_part["sweep"]) == 4 * 3 * 4 and {p["threads"] for p in by_part["sweep"]} == {4}
+    assert len(by_part["combos"]) == len(maps) * 4
+    assert [(p["config"], p["map"], p["queue"]) for p in by_part["utilisation"]] == [
+        ("original", "dedup_chaining_map", "locked_ring_queue"), ("oneTBB", "tbb.concurrent_hash_map", "tbb.concurrent_queue"),
+        ("non-blocking", "feldman_wait_free_map", "michael_scott_queue")]
+    assert Counter(p["config"] for p in by_part["goal"]) == {"PARSEC-equivalent": 2, "ours": 2}
+    for run in plan.runs:
+        argv, p = run.argv, run.point
+        o = {argv[i]: argv[i + 1] for i in range(1, len(argv) - 1) if argv[i].startswith("-") and argv[i] != "--measure-stages"}
+        assert argv[0] == str(BUILD / "cdsbench-dedup") and o["-o"] == "/dev/null"
+        assert (o["-T"], o["--threads-per-queue"], o["--batch"], o["--map"], o["--queue"], o["--compress"]) == \
+            (str(p["threads"]), str(p["mtpq"]), str(p["batch"]), p["map"], p["queue"], p["compress"])
+        assert argv[-1 if "--measure-stages" not in argv else -2].endswith("/dedup-inputs/" + p["dataset"])
+        assert ("--measure-stages" in argv) == (p["part"] in ("goal", "chunking"))
+        parsec = p["config"] == "PARSEC-equivalent"
+        assert (o["--chunker"], o["--hash"]) == (("rabin", "parsec3") if parsec else ("gear", "even") if p["config"] == "ours"
+                                                 else ("rabin", "even"))
+    # Ours is cdsbench-dedup's own default: the page's goal is about what a user gets.
+    help_text = subprocess.run([str(BUILD / "cdsbench-dedup"), "--help"], capture_output=True, text=True).stdout
+    ours = next(p for p in by_part["goal"] if p["config"] == "ours")
+    assert f"[{ours['map']}]" in help_text and f"[{ours['queue']}]" in help_text and "[gear]" in help_text
+
+
+def test_dedup_page_from_a_shrunk_sweep(tmp_path):
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    # Small stand-ins named as the experiment's inputs: the build step (which makes the real ones) does not run.
+    # The utilisation part's input takes a few tenths of a second, so that it has samples.
+    for seed, (name, size) in enumerate([("tar-30.7MB", "3MiB"), ("tar-100MiB", "3MiB"), ("gen-100MiB", "3MiB"),
+                                         ("tar-671.6MB", "16MiB")]):
+        made = subprocess.run([str(BUILD / "cdsbench-dedup"), "--generate", size, "--dup-ratio", "0.3", "--seed",
+                               str(seed + 1), "-o", inputs / name], capture_output=True, text=True)
+        assert made.returncode == 0, made.stderr
+        (inputs / (name + ".sha256")).write_text(hashlib.sha256((inputs / name).read_bytes()).hexdigest() + "\n")
+    out = tmp_path / "dedup.md"
+    env = {"CDSBENCH_DEDUP_PARTS": "queues,utilisation,goal,chunking", "CDSBENCH_DEDUP_INPUT_DIR": str(inputs),
+           "CDSBENCH_DEDUP_QUEUES": "locked_ring_queue,batch_queue,michael_scott_queue,tbb.concurrent_queue"}
+    p = runner(ROOT / "experiments" / "dedup.py", "run", "database", "markdown", "--trials", "2", "--out", out,
+               "--results", tmp_path / "r", env=env, timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    text = out.read_text()
+    sizes = table_rows(text, "## Inputs")
+    assert sizes["`tar-30.7MB`"] == ["3,145,728", "`%s`" % (inputs / "tar-30.7MB.sha256").read_text().strip()]
+    queues = table_rows(text, "## Queues")
+    assert list(queues) == ["`locked_ring_queue`", "`michael_scott_queue`", "`batch_queue`", "`tbb.concurrent_queue`"]
+    assert all(float(c) > 0 for row in queues.values() for c in row[:3])
+    goal = text[text.index("## Goals"):text.index("## Inputs")]
+    assert re.search(r"at least 1\.5x at a ratio at least as good: (met|NOT met)\. Input MiB/s \d+\.\d against \d+\.\d", goal)
+    assert re.search(r"gear alone on one thread.*: \d+ MiB/s = [\d.e+]+ B/s", goal)
+    assert goal.count("Efficiency at 2 threads per stage") == 2 and goal.count("With zstd") == 2
+    # One thread table per configuration of the study's Fig. 11, every stage's threads in it.
+    for config in ("original", "oneTBB", "non-blocking"):
+        assert f"### {config} (" in text
+    threads = table_rows(text, "### original")
+    assert list(threads) == ["`fragment.0`", "`refine.0`", "`refine.1`", "`dedup.0`", "`dedup.1`", "`compress.0`",
+                             "`compress.1`", "`write.0`"]
+    con = db(tmp_path / "r", "dedup")
+    try:
+        assert {r[0] for r in con.execute("SELECT DISTINCT histogram FROM histograms")} == {
+            "chunk_size_log2_histogram", "utilisation_timeline"}
+        assert con.execute("SELECT count(*) FROM runs WHERE run_status != 'ok'").fetchone()[0] == 0
+    finally:
+        con.close()

@@ -134,14 +134,19 @@ def test_histogram_shapes_and_nested_values():
     assert histogram_series([1, 2, 3]) is None and histogram_series({"a": 1}) is None
     doc = {"config": {"ds": "x", "thread_cpus": ["0", "1"]}, "machine": {}, "warnings": [],
            "trials": [{"trial": 0, "retire_log2_histogram": [[0, 0, 1]], "reclaim": {"freed": 5},
-                       "deep": {"a": [1, 2]}, "latency_histogram_ns": {"search": [[1, 2, 3]]}}],
+                       "deep": {"a": [1, 2]}, "latency_histogram_ns": {"search": [[1, 2, 3]]},
+                       "utilisation_timeline": {"write.0": [[0, 0.1, 0.25], [0.1, 0.2, 1.0]]},
+                       "other_timeline_count": 3}],
            "summary": {"result": "PASS"}}
     p = parse_json(json.dumps(doc))
     row = p.row()
     assert row["thread_cpus"] == "0,1" and row["reclaim_freed"] == 5
     assert json.loads(row["deep"]) == {"a": [1, 2]}
-    assert "retire_log2_histogram" not in row and "latency_histogram_ns" not in row
-    assert set(p.histogram_buckets()) == {"retire_log2_histogram", "latency_histogram_ns"}
+    assert "retire_log2_histogram" not in row and "latency_histogram_ns" not in row and "utilisation_timeline" not in row
+    assert set(p.histogram_buckets()) == {"retire_log2_histogram", "latency_histogram_ns", "utilisation_timeline"}
+    # A timeline's buckets keep their values as they are (floats), a scalar whose name only contains the word stays one.
+    assert p.histogram_buckets()["utilisation_timeline"] == {"write.0": [(0, 0.1, 0.25), (0.1, 0.2, 1.0)]}
+    assert row["other_timeline_count"] == 3
 
 
 def test_a_key_repeated_by_a_later_block_loses_nothing():
