@@ -48,7 +48,7 @@ CHAIN, RING = "dedup_chaining_map", "locked_ring_queue"
 TBB_MAP, TBB_QUEUE = "tbb.concurrent_hash_map", "tbb.concurrent_queue"
 WAIT_FREE_MAP, LOCK_FREE_QUEUE = "feldman_wait_free_map", "michael_scott_queue"
 # cdsbench-dedup's defaults (apps/dedup/main.cpp), chosen from this experiment's results.
-DEFAULT_MAP, DEFAULT_QUEUE = "seqlock_probe_map", "locked_ring_queue"
+DEFAULT_MAP, DEFAULT_QUEUE = "feldman_wait_free_map", "locked_ring_queue"
 SWEEP_QUEUES = [RING, "batch_queue", LOCK_FREE_QUEUE, TBB_QUEUE]
 CONFIGS = {  # name: (map, queue, chunker, hash)
     "PARSEC-equivalent": (CHAIN, RING, "rabin", "parsec3"),

@@ -59,9 +59,10 @@ struct Options {
   int threads = 0;  // 0: the CPUs this process may run on (zstd's -T0)
   int threads_per_queue = 4, batch = 20;
   // Defaults chosen by experiments/dedup.py (docs/results-dedup.md): in the pipeline the maps and
-  // queues are within the noise of each other, so our resizable map and PARSEC's sleeping ring;
-  // gear finds far more repeats than PARSEC's Rabin scan and cuts 7x faster.
-  std::string map = "seqlock_probe_map", queue = "locked_ring_queue", hash = "even";
+  // queues are within the noise of each other, so the wait-free map (it grows, and kept peak RSS
+  // within the goal where seqlock_probe_map did not) and PARSEC's ring (its consumers sleep);
+  // gear finds far more repeats than PARSEC's Rabin scan, and cuts faster.
+  std::string map = "feldman_wait_free_map", queue = "locked_ring_queue", hash = "even";
   bool stats = false, measure_stages = false, list = false;
   std::string json;
 };
@@ -374,7 +375,7 @@ int main(int argc, char** argv) {
   app.add_option("-T,--threads", o.threads, "Threads of each middle stage (refine, dedup, compress); 0: the CPUs [0]");
   app.add_option("--threads-per-queue", o.threads_per_queue, "Threads of a stage sharing one queue [4]");
   app.add_option("--batch", o.batch, "Items per enqueue and dequeue [20]");
-  app.add_option("--map", o.map, "The digest map: a map of the registry (--list) [seqlock_probe_map]");
+  app.add_option("--map", o.map, "The digest map: a map of the registry (--list) [feldman_wait_free_map]");
   app.add_option("--hash", o.hash, "The map's hash of a digest: a hash it is built with [even]");
   app.add_option("--queue", o.queue, "The stages' queues: a FIFO queue of the registry (--list) [locked_ring_queue]");
   app.add_flag("--list", o.list, "List the maps and queues --map and --queue allow (with --json FILE, as data)");

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <fstream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -125,6 +127,51 @@ TEST(GearChunker, AnInsertionShiftsLaterBoundariesWithoutChangingThem) {
   }
   EXPECT_GT(later, 300u);
   EXPECT_EQ(kept, later);
+}
+
+// The chunker rolls two bytes a step; its cuts must be the plain one-byte Gear loop's (FastCDC's
+// definition, written here the obvious way): on content cuts at odd and even offsets, spans
+// ending inside either phase, odd lengths, and a cut on the last byte of the hard phase.
+std::size_t one_byte_scan(const GearChunker& gear, std::span<const std::uint8_t> bytes, std::uint64_t hard, std::uint64_t easy) {
+  const auto& s = gear.sizes();
+  if (bytes.size() <= s.min) return bytes.size();
+  const std::size_t end = std::min(bytes.size(), s.max), switch_at = std::min(bytes.size(), s.normal);
+  std::uint64_t h = 0;
+  for (std::size_t i = s.min; i < end; ++i) {
+    h = (h << 1) + GearChunker::table[bytes[i]];
+    if ((h & (i < switch_at ? hard : easy)) == 0) return i + 1;
+  }
+  return end;
+}
+
+TEST(GearChunker, RollingTwoBytesAStepCutsWhereOneByteAStepDoes) {
+  for (const GearChunker::Sizes sizes : {GearChunker::Sizes{}, GearChunker::Sizes{.min = 64, .normal = 128, .max = 300}}) {
+    const GearChunker gear(sizes);
+    const int bits = std::countr_zero(sizes.normal);
+    const std::uint64_t hard = ~std::uint64_t{0} << (64 - (bits + 2)), easy = ~std::uint64_t{0} << (64 - (bits - 2));
+    std::size_t odd = 0, even = 0, at_switch = 0;
+    for (const std::uint64_t seed : {1u, 2u, 3u}) {
+      const auto input = generated(2'000'000, seed);
+      for (std::size_t at = 0; at < input.size();) {
+        const std::span<const std::uint8_t> rest(input.data() + at, input.size() - at);
+        const std::size_t want = one_byte_scan(gear, rest, hard, easy);
+        ASSERT_EQ(gear.scan(rest), want) << "seed " << seed << " at " << at;
+        // The same span cut short, to every length around the phase switch and the maximum.
+        for (const std::size_t n : {sizes.min + 1, sizes.normal - 1, sizes.normal, sizes.normal + 1, sizes.max - 1}) {
+          const auto part = rest.first(std::min(n, rest.size()));
+          ASSERT_EQ(gear.scan(part), one_byte_scan(gear, part, hard, easy)) << "seed " << seed << " at " << at << " n " << n;
+        }
+        (want % 2 ? odd : even) += want < std::min(rest.size(), sizes.max);
+        at_switch += want == sizes.normal && sizes.normal < rest.size();
+        at += want;
+      }
+    }
+    EXPECT_GT(odd, 100u);  // content cuts after odd and even offsets both happened
+    EXPECT_GT(even, 100u);
+    if (sizes.normal == 128) {
+      EXPECT_GT(at_switch, 0u);  // a cut on the hard phase's last byte
+    }
+  }
 }
 
 }  // namespace dedup_chunkers_test
