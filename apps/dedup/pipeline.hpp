@@ -27,10 +27,12 @@
 // chunk is not the one that was sent to compress (its digest was inserted by a later chunk's
 // thread, which won the race; that compression is then wasted). PARSEC's writer instead waits
 // on a condition variable for the inserting chunk's compression. Ours never waits on another
-// thread for that: on its path are the queues' non-blocking dequeues (a poll over the reorder
-// queues, backing off when all are empty), the map's find and assign, and its own work, so its
-// progress is the queues' and the map's (wait-free with feldman_wait_free_map and a wait-free
-// queue, lock-free with lock-free ones; a locked structure's locks are the only ones on it).
+// thread for that: on its path are the reorder queues' dequeues, the map's find and assign, and
+// its own work, so its progress is the queues' and the map's (wait-free with
+// feldman_wait_free_map and a wait-free queue, lock-free with lock-free ones; a locked
+// structure's locks are the only ones on it). It waits only with nothing to take: in its one
+// reorder queue's blocking dequeue (the locked ring's condition variable; the generic wrapper
+// spins, then yields), or with several queues by polling them all and backing off.
 //
 // Memory: the fragmenter reads a fragment only while the bytes of fragments read and not yet
 // written stay below the cap (in_flight_bytes, 16 MiB or 4 MiB per thread of a stage); the

@@ -271,47 +271,52 @@ void expect_failure(const std::function<void()>& run, const std::string& message
 
 TEST(DedupPipeline, AFailureEndsEveryStageAndIsReported) {
   const Buffer input = repeats(6 << 20);
-  const PipelineSettings settings = settings_of(gear_none, 2, 1, 4, 4 << 20);
-  {
-    SCOPED_TRACE("an output with no room");
-    const int full = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
-    ASSERT_GE(full, 0);
-    MemFile in(input);
-    FdReader reader(in.fd(), "input");
-    FdWriter writer(full, "/dev/full", 4096);
-    const auto map = make_map("michael_hash_map", settings);
-    expect_failure([&] { encode_pipeline(reader, writer, settings, {.map = *map, .make_queue = entry("locked_ring_queue").make_item_queue}); },
-                   "/dev/full");
-    ::close(full);
-  }
-  {
-    SCOPED_TRACE("an input that cannot be read");
-    const int dir = ::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    ASSERT_GE(dir, 0);
-    MemFile out;
-    FdReader reader(dir, "the root directory");
-    FdWriter writer(out.fd(), "archive");
-    const auto map = make_map("michael_hash_map", settings);
-    expect_failure([&] { encode_pipeline(reader, writer, settings, {.map = *map, .make_queue = entry("batch_queue").make_item_queue}); },
-                   "the root directory");
-    ::close(dir);
-  }
-  {
-    // With the whole input in flight at once: below the cap, the stages end and the writer
-    // sees what is missing (above it, the fragmenter would wait for room the writer cannot
-    // free: pipeline.hpp).
-    SCOPED_TRACE("a queue that loses an item");
-    const QueueMaker lossy = [](int threads) -> std::unique_ptr<cdsb::bench::ItemQueue> {
-      return std::make_unique<LossyQueue>(entry("michael_scott_queue").make_item_queue(threads));
-    };
-    const PipelineSettings roomy = settings_of(gear_none, 2, 1, 4, 64 << 20);
-    const auto map = make_map("michael_hash_map", roomy);
-    expect_failure([&] { pipelined(input, roomy, *map, lossy); }, "chunks were lost");
-  }
-  {
-    SCOPED_TRACE("a map that loses its digests");
-    ForgetfulMap map;
-    expect_failure([&] { pipelined(input, settings, map, entry("michael_scott_queue").make_item_queue); }, "missing from the map");
+  // Two threads per stage sharing a queue (the writer waits in its one reorder queue) or not
+  // (it polls two).
+  for (const int per_queue : {2, 1}) {
+    SCOPED_TRACE("threads per queue " + std::to_string(per_queue));
+    const PipelineSettings settings = settings_of(gear_none, 2, per_queue, 4, 4 << 20);
+    {
+      SCOPED_TRACE("an output with no room");
+      const int full = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
+      ASSERT_GE(full, 0);
+      MemFile in(input);
+      FdReader reader(in.fd(), "input");
+      FdWriter writer(full, "/dev/full", 4096);
+      const auto map = make_map("michael_hash_map", settings);
+      expect_failure([&] { encode_pipeline(reader, writer, settings, {.map = *map, .make_queue = entry("locked_ring_queue").make_item_queue}); },
+                     "/dev/full");
+      ::close(full);
+    }
+    {
+      SCOPED_TRACE("an input that cannot be read");
+      const int dir = ::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      ASSERT_GE(dir, 0);
+      MemFile out;
+      FdReader reader(dir, "the root directory");
+      FdWriter writer(out.fd(), "archive");
+      const auto map = make_map("michael_hash_map", settings);
+      expect_failure([&] { encode_pipeline(reader, writer, settings, {.map = *map, .make_queue = entry("batch_queue").make_item_queue}); },
+                     "the root directory");
+      ::close(dir);
+    }
+    {
+      // With the whole input in flight at once: below the cap, the stages end and the writer
+      // sees what is missing (above it, the fragmenter would wait for room the writer cannot
+      // free: pipeline.hpp).
+      SCOPED_TRACE("a queue that loses an item");
+      const QueueMaker lossy = [](int threads) -> std::unique_ptr<cdsb::bench::ItemQueue> {
+        return std::make_unique<LossyQueue>(entry("michael_scott_queue").make_item_queue(threads));
+      };
+      const PipelineSettings roomy = settings_of(gear_none, 2, per_queue, 4, 64 << 20);
+      const auto map = make_map("michael_hash_map", roomy);
+      expect_failure([&] { pipelined(input, roomy, *map, lossy); }, "chunks were lost");
+    }
+    {
+      SCOPED_TRACE("a map that loses its digests");
+      ForgetfulMap map;
+      expect_failure([&] { pipelined(input, settings, map, entry("michael_scott_queue").make_item_queue); }, "missing from the map");
+    }
   }
 }
 
