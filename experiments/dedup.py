@@ -149,6 +149,15 @@ def point(results, part, **params):
     return results.point(part=part, **params)
 
 
+def spread_and_failures(w, cells):
+    """Below a table of input MiB/s: how far its runs spread, and its failed points (if any)."""
+    w(spread_line(cells, "input_mib_per_s"))
+    w("")
+    section = failed_points(cells)
+    if section:
+        w(section)
+
+
 def render_goals(w, results):
     w("## Goals")
     w("")
@@ -230,19 +239,14 @@ def render_maps(w, results):
                             for i, t in cols] for m in maps]
     w(table(["map"] + ["%s %dT" % (i, t) for i, t in cols], body))
     w("")
-    w(spread_line([(point(results, "maps", map=m, dataset=i, threads=t), "`%s`, %s %dT" % (m, i, t))
-                   for m in maps for i, t in cols], "input_mib_per_s"))
-    w("")
+    cells = [(point(results, "maps", map=m, dataset=i, threads=t), "`%s`, %s %dT" % (m, i, t)) for m in maps for i, t in cols]
+    spread_and_failures(w, cells)
     any_map = maps[0]
     w(table(["input", "dedup ratio", "ratio", "chunks", "unique"],
             [["`%s`" % i] + [cell(point(results, "maps", map=any_map, dataset=i, threads=threads[0]), k, f)
                              for k, f in (("dedup_ratio", "%.3f"), ("ratio", "%.3f"), ("chunks", "{:,.0f}".format),
                                           ("chunks_unique", "{:,.0f}".format))] for i in inputs]))
     w("")
-    failures = [(point(results, "maps", map=m, dataset=i, threads=t), "`%s`, %s %dT" % (m, i, t)) for m in maps for i, t in cols]
-    section = failed_points(failures)
-    if section:
-        w(section)
 
 
 def render_queues(w, results):
@@ -266,13 +270,8 @@ def render_queues(w, results):
         body.append(row)
     w(table(["queue"] + ["%dT" % t for t in threads] + ["compress CPU, 2T", "writer CPU, 2T"], body))
     w("")
-    w(spread_line([(point(results, "queues", queue=q, threads=t), "`%s` %dT" % (q, t)) for q in queues for t in threads],
-                  "input_mib_per_s"))
-    w("")
-    section = failed_points([(point(results, "queues", queue=q, threads=t), "`%s` %dT" % (q, t))
-                             for q in queues for t in threads])
-    if section:
-        w(section)
+    spread_and_failures(w, [(point(results, "queues", queue=q, threads=t), "`%s` %dT" % (q, t))
+                            for q in queues for t in threads])
 
 
 def render_sweep(w, results):
@@ -295,11 +294,7 @@ def render_sweep(w, results):
             cells += [(pts[b], "`%s` MTPQ %d batch %d" % (q, m, b)) for b in batches]
     w(table(["queue", "MTPQ"] + ["batch %d" % b for b in batches] + ["batch 20 / batch 1", "batch 50 / batch 1"], body))
     w("")
-    w(spread_line(cells, "input_mib_per_s"))
-    w("")
-    section = failed_points(cells)
-    if section:
-        w(section)
+    spread_and_failures(w, cells)
 
 
 def render_combos(w, results):
@@ -317,11 +312,7 @@ def render_combos(w, results):
             [["`%s`" % m] + [cell(point(results, "combos", map=m, queue=q), "input_mib_per_s", "%.1f") for q in queues]
              for m in maps]))
     w("")
-    w(spread_line(cells, "input_mib_per_s"))
-    w("")
-    section = failed_points(cells)
-    if section:
-        w(section)
+    spread_and_failures(w, cells)
 
 
 def render_utilisation(w, results):
