@@ -64,7 +64,7 @@ bench-hash: build
 bench-queue: build
 	@.venv/bin/cdsbench-run experiments/queue.py --out docs/results-queue.md
 
-# Dedup with every map and queue, the dedup study's figures and the goals: issue 17 (~50 min on
+# Dedup with every map and queue, the dedup study's figures and the goals: issue 17 (~30 min on
 # 2 cores; its inputs, 1.6 GB, are made once into results/dedup-inputs).
 bench-dedup: build
 	@.venv/bin/cdsbench-run experiments/dedup.py --out docs/results-dedup.md

@@ -22,8 +22,8 @@ two cores, in parts, one section of the page each:
 - `chunking`: each chunker alone on one thread (`--measure-stages`, no compression) on the
   generated 100 MiB: gear's speed goal.
 
-About an hour on 2 cores, most of it the 671.6 MB inputs. The environment shrinks it (lists are
-comma-separated):
+About half an hour on 2 cores (28 minutes of runs here), most of it the 671.6 MB inputs. The
+environment shrinks it (lists are comma-separated):
 
     CDSBENCH_DEDUP_PARTS=queues,sweep            these parts only
     CDSBENCH_DEDUP_MAPS=dedup_chaining_map       these maps only (where a part has several)
