@@ -654,6 +654,47 @@ std::string doubling_waits_for_a_held_bucket() {
   return "";
 }
 
+// The test's thread fills the 16-bucket table to 3/4 (36 keys); actors 1 and 2 each insert two
+// more (a thread checks the count at every second insert of its own), pass the mark and park
+// at the start of their doubling of the same table. Actor 2, released first, doubles and parks
+// with every bucket locked; actor 1, released then, must wait for bucket 0 without allocating
+// a table of its own, then find it moved and leave: one doubling (to 32 buckets), and never
+// more held than the old table and the new one.
+template <class Map>
+std::string a_second_doubling_allocates_nothing() {
+  Map map(3, ReclaimOptions{.eager = true}, SizeHint{1});
+  for (std::uint64_t k = 100; k < 136; ++k) map.insert(0, k, k);
+  if (map.bucket_count() != 16) return "the map has " + std::to_string(map.bucket_count()) + " buckets, not 16";
+  const std::uint64_t old_table = figure(map.stats(), "bytes_held");
+  const std::uint64_t both_tables = 2 * old_table + 16 * Map::bucket_bytes;
+  {
+    Script script;
+    const auto first = script.park_at("spm.grow.begin", 1), second = script.park_at("spm.grow.begin", 2);
+    const auto doubling = script.park_at("spm.grow.all_locked", 2);
+    script.spawn(1, [&] { map.insert(1, 200, 200), map.insert(1, 201, 201); });
+    script.wait_parked(first);
+    script.spawn(2, [&] { map.insert(2, 202, 202), map.insert(2, 203, 203); });
+    script.wait_parked(second);
+    script.release(second);
+    script.wait_parked(doubling);
+    script.release(first);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // time enough to allocate, were it to
+    if (const std::uint64_t held = figure(map.stats(), "bytes_held"); held != both_tables)
+      return "while one doubling held every bucket the map held " + std::to_string(held) + " bytes, not the " +
+             std::to_string(both_tables) + " of the old and the new table";
+    script.release(doubling);
+    script.join(1);
+    script.join(2);
+  }
+  if (map.bucket_count() != 32) return "the table has " + std::to_string(map.bucket_count()) + " buckets, not 32";
+  if (const std::uint64_t peak = figure(map.stats(), "bytes_held_peak"); peak != both_tables)
+    return "the peak is " + std::to_string(peak) + " bytes, not " + std::to_string(both_tables);
+  for (std::uint64_t k = 100; k < 204; k = k == 135 ? 200 : k + 1)
+    if (map.find(0, k) != k) return "key " + std::to_string(k) + " is missing after the doubling";
+  if (const std::string bad = map.check_invariants(); !bad.empty()) return "invariants: " + bad;
+  return "";
+}
+
 template <class Map>
 class ScriptedSeqlockProbeMap : public ::testing::Test {};
 using SeqlockMaps = ::testing::Types<SeqlockProbeMap<NoReclaim<Q>, std::uint64_t, IdentityHash>, SeqlockProbeMap<EpochBased<Q>, std::uint64_t, IdentityHash>>;
@@ -668,6 +709,12 @@ TYPED_TEST(ScriptedSeqlockProbeMap, AFindRereadsABucketChangedUnderIt) {
 TYPED_TEST(ScriptedSeqlockProbeMap, ADoublingWaitsForAHeldBucketAndKeepsItsKey) {
   Q::reset_leaks();
   EXPECT_EQ(doubling_waits_for_a_held_bucket<TypeParam>(), "");
+  EXPECT_EQ(Q::leaked(), 0);
+}
+
+TYPED_TEST(ScriptedSeqlockProbeMap, ASecondDoublingWaitsAndAllocatesNothing) {
+  Q::reset_leaks();
+  EXPECT_EQ(a_second_doubling_allocates_nothing<TypeParam>(), "");
   EXPECT_EQ(Q::leaked(), 0);
 }
 

@@ -38,13 +38,13 @@
 //
 // Growth. Each thread counts its inserts and erases; an insert checks the total every
 // min(64, slots / 8 threads) of its inserts (so the table is at most 3/4 + 1/8 full) and, past
-// 3/4 full, or when it found no free slot at all, doubles the table: it allocates the new table
-// (private until published), locks every bucket in index order, waiting for each (the only
-// place a thread waits while holding locks: the holders it waits for never wait), rehashes
-// every key, publishes the new table and marks each old bucket MOVED; waiting finds and updates
-// then start over in the new table. The old table is retired through the reclaimer (a find may
-// still be reading it). Two threads that double at once: the second finds bucket 0 MOVED and
-// gives its new table back. The doubling is stop-the-world (as libcuckoo's and oneTBB's): a
+// 3/4 full, or when it found no free slot at all, doubles the table: it locks bucket 0, then
+// allocates the new table (private until published), locks every other bucket in index order,
+// waiting for each (the only place a thread waits while holding locks: the holders it waits
+// for never wait), rehashes every key, publishes the new table and marks each old bucket MOVED;
+// waiting finds and updates then start over in the new table. The old table is retired through
+// the reclaimer (a find may still be reading it). Two threads that double at once: the second
+// waits for bucket 0, finds it MOVED and leaves, having allocated nothing. The doubling is stop-the-world (as libcuckoo's and oneTBB's): a
 // latency outlier of O(items), rare by doubling.
 //
 // Linearizability: insert, erase and assign take effect at the unlock of the bucket whose slot
@@ -530,18 +530,25 @@ class SeqlockProbeMap {
     }
   }
 
-  // Doubles table t, unless another thread replaced it first. The new table is allocated before
-  // any lock is taken; then every bucket is locked in index order, every key rehashed, the new
-  // table published (release: its buckets are visible to whoever loads it) before the old
-  // buckets are marked MOVED (so that a waiter that sees MOVED finds the new table), and the old
-  // table retired.
+  // Doubles table t, unless another thread replaced it first. Bucket 0 is locked first, then the
+  // new table allocated: threads that pass 3/4 full together all come here, and had each
+  // allocated (and zeroed) a table before finding t moved, the peak would hold one table per
+  // thread (dedup at 4 threads: 24 MiB more than the two). Then every other bucket is locked in
+  // index order, every key rehashed, the new table published (release: its buckets are visible
+  // to whoever loads it) before the old buckets are marked MOVED (so that a waiter that sees
+  // MOVED finds the new table), and the old table retired.
   void grow(int tid, Table* t) {
-    Table* bigger = reclaimer_.template allocate<Table>(tid, t->bucket_count() * 2, held_bytes_);
-    if (!lock(t->buckets[0])) {  // moved: another thread doubled it first
-      reclaimer_.deallocate(tid, bigger);
-      return;
-    }
+    CDSB_INTERLEAVE("spm.grow.begin");
+    const std::optional<Word> first = lock(t->buckets[0]);
+    if (!first) return;  // moved: another thread doubled it
     // Bucket 0 held: no other doubling of t can start; those that hold a bucket never wait.
+    Table* bigger;
+    try {
+      bigger = reclaimer_.template allocate<Table>(tid, t->bucket_count() * 2, held_bytes_);
+    } catch (...) {
+      unlock(t->buckets[0], *first, false);
+      throw;
+    }
     for (std::size_t b = 1; b <= t->mask; ++b) lock(t->buckets[b]);
     CDSB_INTERLEAVE("spm.grow.all_locked");
     held_peak_ = std::max(held_peak_, held());
