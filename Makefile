@@ -70,7 +70,7 @@ bench-dedup: build
 	@.venv/bin/cdsbench-run experiments/dedup.py --out docs/results-dedup.md
 
 # What make test leaves out for time: dedup's full product of pipeline choices and a 1 GiB round
-# trip (tests/long; about 20 minutes on 2 cores).
+# trip, and a Slurm task stopped at its time limit (tests/long; about 20 minutes on 2 cores).
 test-long: build
 	@CDSBENCH_BUILD="$$PWD/build" .venv/bin/python -m pytest -q tests/long
 

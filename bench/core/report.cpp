@@ -147,6 +147,10 @@ void put_stats(Json& j, const StatsReport& stats) {
   }
 }
 
+std::string version_text(const std::string& program) {
+  return program + " " + git_commit + " (g++ " + __VERSION__ + ")";
+}
+
 Json machine_json(const Topology& topology) {
   const MachineInfo m = read_machine_info(topology);
   Json j;

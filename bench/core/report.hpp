@@ -58,6 +58,9 @@ class MemoryPhases {
   std::vector<std::pair<std::string, std::optional<std::uint64_t>>> after_;
 };
 
+// "PROGRAM COMMIT (COMPILER)": what --version prints.
+std::string version_text(const std::string& program);
+
 // The machine block every report starts with: machine_* (CPU model, CPUs, cores, NUMA nodes,
 // packages, kernel, hostname, PMU), git_commit and compiler.
 Json machine_json(const Topology& topology);

@@ -292,10 +292,15 @@ Config convert(const RawOptions& raw, const Registry& registry) {
 
 std::optional<std::variant<UsageError, HelpShown>> parse_with_cli11(CLI::App& app, int argc,
                                                                     const char* const* argv) {
+  // --version: what a cluster's probe task runs on a node (a missing library fails it there).
+  app.set_version_flag("--version", version_text(app.get_name()), "Print the program, its commit and compiler, and exit");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     std::cout << app.help();
+    return HelpShown{};
+  } catch (const CLI::CallForVersion& e) {
+    std::cout << e.what() << '\n';
     return HelpShown{};
   } catch (const CLI::ParseError& e) {
     std::string message = e.what();

@@ -17,7 +17,7 @@ namespace cdsb::bench {
 struct UsageError {
   std::string message;  // one line, no trailing newline
 };
-struct HelpShown {};     // --help printed; exit 0
+struct HelpShown {};     // --help or --version printed; exit 0
 
 // An integer option value in [min, max]; throws UsageError naming the option otherwise.
 template <class Int>

@@ -47,6 +47,16 @@ def parser() -> Parser:
     p.add_argument("--timeout", metavar="SECONDS", help="per-run timeout, instead of the experiment's")
     p.add_argument("--trials", metavar="N", help="trials per point, instead of the experiment's")
     p.add_argument("--fresh", action="store_true", help="discard the experiment's earlier runs before running")
+    p.add_argument("--executor", metavar="NAME", default="local",
+                   help="where the run step executes the runs: local (default, one at a time here) or slurm "
+                        "(job arrays on a cluster; README \"On a Slurm cluster\")")
+    p.add_argument("--partition", metavar="P", help="slurm: the partition to submit to (default: the cluster's)")
+    p.add_argument("--exclusive", action="store_true", help="slurm: each run on a whole node (the default)")
+    p.add_argument("--shared", action="store_true", help="slurm: let runs share nodes (not for measurement)")
+    p.add_argument("--max-parallel", metavar="K", help="slurm: at most K runs of an array at once")
+    p.add_argument("--sbatch-arg", metavar="ARG", action="append", default=[],
+                   help="slurm: one more sbatch option, e.g. --sbatch-arg=--account=A (repeatable)")
+    p.add_argument("--no-wait", action="store_true", help="slurm: submit and return; the run step waits later")
     p.add_argument("--out", metavar="PATH", help="the markdown step's page (default: RESULTS/EXPERIMENT/results.md), "
                                                  "e.g. docs/results-bst.md")
     return p
@@ -61,6 +71,27 @@ def _positive(option: str, text: str, kind):
         what = "an integer >= 1" if kind is int else "a number of seconds > 0"
         raise UsageError(f"{option}: {text!r} is not allowed (allowed: {what})")
     return v
+
+
+SLURM_ONLY = ("partition", "exclusive", "shared", "max_parallel", "sbatch_arg", "no_wait")
+
+
+def _slurm_options(args):
+    """The Slurm executor's options, or None for the local executor (which allows none of them)."""
+    if args.executor not in ("local", "slurm"):
+        raise UsageError(f"--executor: {args.executor!r} is not allowed (allowed: local, slurm)")
+    if args.executor == "local":
+        given = [f"--{name.replace('_', '-')}" for name in SLURM_ONLY if getattr(args, name)]
+        if given:
+            raise UsageError(f"{given[0]}: only with --executor slurm (allowed: --executor slurm {given[0]} ...)")
+        return None
+    if args.exclusive and args.shared:
+        raise UsageError("--exclusive and --shared: one of them (allowed: --exclusive, the default, or --shared)")
+    from .slurm import SlurmOptions
+
+    return SlurmOptions(partition=args.partition, exclusive=not args.shared,
+                        max_parallel=_positive("--max-parallel", args.max_parallel, int) if args.max_parallel else None,
+                        sbatch_args=list(args.sbatch_arg), wait=not args.no_wait)
 
 
 def resolve_harness(option: str | None, default: str, root: Path) -> Path:
@@ -169,6 +200,7 @@ def _main(argv: list[str]) -> int:
     out = Path(args.out).resolve() if args.out is not None else None
     if out is not None and (out.is_dir() or out.suffix != ".md"):
         raise UsageError(f"--out: {args.out!r} is not allowed (allowed: a Markdown file path ending in .md)")
+    slurm_options = _slurm_options(args)
     trials = _positive("--trials", args.trials, int) if args.trials is not None else None
     timeout = _positive("--timeout", args.timeout, float) if args.timeout is not None else None
 
@@ -196,12 +228,22 @@ def _main(argv: list[str]) -> int:
                                  f"`cdsbench-run {args.experiment} build`, `make build`, or --harness PATH)")
             plan = experiment_mod.make_plan(loaded, harness)
             if "run" in steps:
+                from . import slurm
                 from .runner import sweep
 
+                if slurm_options is None:  # runs of a Slurm submission must not run twice, nor be removed
+                    slurm.refuse_local_while_queued(results_dir, args.experiment)
                 if args.fresh and (results_dir / "runs").exists():
+                    if slurm_options is not None and slurm.still_queued(results_dir):
+                        raise UsageError("--fresh: runs of this experiment are still queued on Slurm "
+                                         "(allowed: --fresh once they ended, or after scancel)")
                     shutil.rmtree(results_dir / "runs")
                 try:
-                    res = sweep(plan, results_dir / "runs", loaded.root, exp.timeout_s, exp.json_output, log=log)
+                    if slurm_options is None:
+                        res = sweep(plan, results_dir / "runs", loaded.root, exp.timeout_s, exp.json_output, log=log)
+                    else:
+                        res = slurm.sweep(plan, results_dir, loaded.name, loaded.root, exp.timeout_s,
+                                          exp.json_output, slurm_options, log=log)
                 except Interrupted as e:
                     print(f"cdsbench-run: interrupted ({e}): the runs done are kept; "
                           f"run the same command again to resume", file=sys.stderr)

@@ -4,7 +4,7 @@ directories at each database step.
 Tables:
 - ``runs``: one row per run. Runner columns (``run_id``, ``run_key``, ``point_id``, ``run_trial``,
   ``run_status``, ``run_exit_code``, ``run_wall_s``, ``run_started_at``, ``run_load_avg`` (the
-  1-minute load average as the run began), ``run_command``,
+  1-minute load average as the run began), ``run_host`` (the machine, or cluster node, it ran on), ``run_command``,
   ``run_stderr``, ...), then one column per grid parameter, then one typed column per key the
   harness printed (the schema is made from the outputs themselves: a key the harness adds
   tomorrow is a column tomorrow), then the experiment's derived columns.
@@ -40,7 +40,8 @@ STDERR_KEEP = 4000
 RUNNER_COLUMNS = [
     ("run_id", "INTEGER"), ("run_key", "TEXT"), ("point_id", "INTEGER"), ("run_trial", "INTEGER"),
     ("run_status", "TEXT"), ("run_exit_code", "INTEGER"), ("run_wall_s", "REAL"),
-    ("run_started_at", "TEXT"), ("run_load_avg", "REAL"), ("run_command", "TEXT"), ("run_stderr", "TEXT"),
+    ("run_started_at", "TEXT"), ("run_load_avg", "REAL"), ("run_host", "TEXT"), ("run_command", "TEXT"),
+    ("run_stderr", "TEXT"),
     ("run_output_source", "TEXT"), ("run_problems", "TEXT"), ("run_dir", "TEXT"),
 ]
 RUNNER_NAMES = {name for name, _ in RUNNER_COLUMNS}
@@ -145,7 +146,7 @@ def build(loaded: Loaded, plan: Plan, results_dir: Path, command: str = "") -> d
             "run_id": run_ids[rd.run.key], "run_key": rd.run.key, "point_id": rd.run.point_id,
             "run_trial": rd.run.trial, "run_status": status, "run_exit_code": rd.record.get("exit_code"),
             "run_wall_s": rd.record.get("wall_s"), "run_started_at": rd.record.get("started_at"),
-            "run_load_avg": rd.record.get("load_avg_1min"),
+            "run_load_avg": rd.record.get("load_avg_1min"), "run_host": rd.record.get("host"),
             "run_command": command_line(rd.record.get("argv", rd.run.argv)),
             "run_stderr": rd.stderr[-STDERR_KEEP:], "run_output_source": rd.output.source,
             "run_problems": "; ".join(rd.output.problems) or None, "run_dir": f"runs/{rd.run.key}",

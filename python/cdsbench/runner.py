@@ -100,9 +100,9 @@ def run_dir_done(runs_dir: Path, run: Run) -> bool:
     return (runs_dir / run.key / "run.json").is_file()
 
 
-def execute(run: Run, runs_dir: Path, cwd: Path, timeout_s: float, json_output: bool,
-            harness_sha: str | None) -> dict:
-    """Runs one run and records it; returns its run.json record."""
+def _begin(run: Run, runs_dir: Path, cwd: Path, timeout_s: float, json_output: bool,
+           harness_sha: str | None) -> tuple[Path, list[str], dict]:
+    """The run's partial directory with its command.txt, the argv to execute, and its record."""
     final = runs_dir / run.key
     tmp = runs_dir / f".{run.key}.partial-{os.getpid()}"
     if tmp.exists():
@@ -119,6 +119,36 @@ def execute(run: Run, runs_dir: Path, cwd: Path, timeout_s: float, json_output: 
               "harness_sha256": harness_sha, "host": socket.gethostname(), "started_at": _now(),
               # How busy the machine was as the run began: a page says how quiet its runs were.
               "load_avg_1min": round(os.getloadavg()[0], 2)}
+    return tmp, argv, record
+
+
+def _commit(tmp: Path, runs_dir: Path, record: dict) -> dict:
+    _write(tmp / "run.json", json.dumps(record, indent=2) + "\n")
+    os.rename(tmp, runs_dir / record["key"])  # the run exists from here on, whole
+    dfd = os.open(runs_dir, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+    return record
+
+
+def record_unexecuted(run: Run, runs_dir: Path, cwd: Path, timeout_s: float, json_output: bool,
+                      harness_sha: str | None, status: str, stderr: str, **facts) -> dict:
+    """Records a run whose program did not run to its end here: `status` and `stderr` say why
+    (e.g. a cluster's time limit, with the task's log); `facts` override the record's fields."""
+    tmp, _, record = _begin(run, runs_dir, cwd, timeout_s, json_output, harness_sha)
+    (tmp / "stdout.txt").write_bytes(b"")
+    _write(tmp / "stderr.txt", stderr)
+    record.update({"wall_s": None, "finished_at": _now(), "exit_code": None, "timed_out": status == "timeout",
+                   "status": status}, **facts)
+    return _commit(tmp, runs_dir, record)
+
+
+def execute(run: Run, runs_dir: Path, cwd: Path, timeout_s: float, json_output: bool,
+            harness_sha: str | None) -> dict:
+    """Runs one run and records it; returns its run.json record."""
+    tmp, argv, record = _begin(run, runs_dir, cwd, timeout_s, json_output, harness_sha)
     start = time.monotonic()
     exit_code, timed_out = None, False
     with open(tmp / "stdout.txt", "wb") as out, open(tmp / "stderr.txt", "wb") as err:
@@ -148,14 +178,7 @@ def execute(run: Run, runs_dir: Path, cwd: Path, timeout_s: float, json_output: 
     json_path = tmp / "output.json"
     parsed = parse_run(stdout, json_path.read_text(errors="replace") if json_path.exists() else None)
     record["status"] = classify(exit_code, timed_out, parsed.complete)
-    _write(tmp / "run.json", json.dumps(record, indent=2) + "\n")
-    os.rename(tmp, final)  # the run exists from here on, whole
-    dfd = os.open(runs_dir, os.O_RDONLY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
-    return record
+    return _commit(tmp, runs_dir, record)
 
 
 def remove_partials(runs_dir: Path) -> int:
@@ -181,9 +204,10 @@ class SweepResult:
     wall_s: float
 
 
-def sweep(plan: Plan, runs_dir: Path, cwd: Path, timeout_s: float, json_output: bool,
-          log=print, console=None) -> SweepResult:
-    """Runs every run of the plan not yet done, with a progress bar and an ETA."""
+def runs_to_do(plan: Plan, runs_dir: Path, log=print) -> tuple[list[Run], str | None]:
+    """The runs of the plan not yet done, trial-major, and the program's fingerprint; removes
+    the partial directories of interrupted runs and the runs of another build, and says so.
+    Whoever calls it must know that no run of the experiment is executing now."""
     runs_dir.mkdir(parents=True, exist_ok=True)
     removed = remove_partials(runs_dir)
     harness_sha = plan_fingerprint(plan)
@@ -216,6 +240,14 @@ def sweep(plan: Plan, runs_dir: Path, cwd: Path, timeout_s: float, json_output: 
         notes.append(f"{foreign} of an earlier version of the experiment ignored (--fresh removes them)")
     log(f"run: {len(plan.runs)} runs planned ({len(plan.points)} points x trials)"
         + (f"; {'; '.join(notes)}" if notes else "") + f"; {len(todo)} to run")
+    return todo, harness_sha
+
+
+def sweep(plan: Plan, runs_dir: Path, cwd: Path, timeout_s: float, json_output: bool,
+          log=print, console=None) -> SweepResult:
+    """Runs every run of the plan not yet done, with a progress bar and an ETA."""
+    todo, harness_sha = runs_to_do(plan, runs_dir, log)
+    done_before = len(plan.runs) - len(todo)
     by_status = {}
     start = time.monotonic()
     old_int = signal.signal(signal.SIGINT, _raise_interrupted)

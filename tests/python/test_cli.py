@@ -87,6 +87,16 @@ def test_list_names_every_structure_with_reclaimers():
     assert "broken_drops_inserts" in out
 
 
+@pytest.mark.parametrize("binary", ["cdsbench", "cdsbench-dedup"])
+def test_version_names_the_program_its_commit_and_compiler(binary):
+    """What the Slurm executor's probe task runs on a node."""
+    code, out, err = run(binary, "--version")
+    assert code == 0 and err == ""
+    assert re.fullmatch(rf"{binary} ([0-9a-f]{{40}}(-dirty)?|unknown) \(g\+\+ \S+.*\)\n", out), out
+    code, out, _ = run(binary, "--version", "--json", "/nonexistent/x.json")  # and nothing else
+    assert code == 0 and out.startswith(binary + " ")
+
+
 def test_a_trial_prints_config_machine_trial_and_summary():
     code, out, err = run("cdsbench", "--ds", "locked_std_set", *SHORT, "--latency-sample", "10")
     assert code == 0, err
