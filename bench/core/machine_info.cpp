@@ -60,6 +60,8 @@ MachineInfo read_machine_info(const Topology& topology) {
   info.cores = topology.cores();
   info.numa_nodes = topology.numa_nodes();
   info.packages = topology.packages();
+  if (const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE); pages > 0 && page > 0)
+    info.memory_bytes = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
   utsname names{};
   if (uname(&names) == 0) {
     info.kernel = std::string(names.sysname) + " " + names.release;

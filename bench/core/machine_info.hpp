@@ -16,6 +16,7 @@ struct MachineInfo {
   int cores = 0;
   int numa_nodes = 0;
   int packages = 0;
+  std::uint64_t memory_bytes = 0;  // physical memory (sysconf), 0 if unknown
   std::string kernel;     // uname -sr, e.g. "Linux 6.1.0-18-amd64"
   std::string hostname;
   bool pmu_available = false;  // hardware events can be counted (hardware_events_available())

@@ -159,6 +159,7 @@ Json machine_json(const Topology& topology) {
   j["machine_cores"] = m.cores;
   j["machine_numa_nodes"] = m.numa_nodes;
   j["machine_packages"] = m.packages;
+  j["machine_memory_bytes"] = m.memory_bytes;
   j["machine_kernel"] = m.kernel;
   j["machine_hostname"] = m.hostname;
   j["machine_pmu"] = m.pmu_available ? "available" : "unavailable";

@@ -32,6 +32,9 @@ CATEGORIES = {
     "output": ("Output problems", "Runs whose output had lines or parts the parser could not read."),
     "missing_runs": ("Runs not done", "Planned runs that have not run yet: run the run step to finish the sweep."),
     "stale": ("Runs of another build", "Runs made by a harness binary other than the current one."),
+    "mixed_machines": ("Points measured on machines of several kinds",
+                       "A grid point whose runs ran on machines of different kinds (CPU model, cores, NUMA nodes, "
+                       "memory): its median and spread mix them. Pick one kind of node (e.g. --sbatch-arg=--constraint=X)."),
     "plot": ("Plots not drawn", "A plot of the experiment found no data to draw."),
 }
 
@@ -39,6 +42,30 @@ CATEGORIES = {
 def warning(category: str, message: str, run_key=None, point_id=None) -> dict:
     assert category in CATEGORIES, category
     return {"category": category, "message": message, "run_key": run_key, "point_id": point_id}
+
+
+def machine_kind(row: dict) -> str | None:
+    """What must be equal for two machines' numbers to be one sample: CPU model, cores, NUMA
+    nodes and memory (whole GiB: two nodes of one kind differ by what their kernels reserve)."""
+    if row.get("machine_cpu_model") is None:
+        return None
+    memory = _num(row.get("machine_memory_bytes"))
+    return (f"{row['machine_cpu_model']}, {row.get('machine_cores')} cores, {row.get('machine_numa_nodes')} NUMA node(s)"
+            + (f", {round(memory / 2**30)} GiB" if memory else ""))
+
+
+def mixed_machines(runs: list[dict]) -> str | None:
+    """The warning's message when a point's runs (rows with run_machine_kind and run_host) ran on
+    machines of more than one kind, else None."""
+    kinds: dict[str, list[dict]] = {}
+    for r in runs:
+        if r.get("run_machine_kind"):
+            kinds.setdefault(r["run_machine_kind"], []).append(r)
+    if len(kinds) < 2:
+        return None
+    return f"runs on {len(kinds)} kinds of machine: " + "; ".join(
+        f"{kind} ({len(rs)} runs, on {', '.join(sorted({str(r.get('run_host')) for r in rs}))})"
+        for kind, rs in sorted(kinds.items()))
 
 
 def rule_namespace(row: dict) -> dict:

@@ -4,7 +4,8 @@ directories at each database step.
 Tables:
 - ``runs``: one row per run. Runner columns (``run_id``, ``run_key``, ``point_id``, ``run_trial``,
   ``run_status``, ``run_exit_code``, ``run_wall_s``, ``run_started_at``, ``run_load_avg`` (the
-  1-minute load average as the run began), ``run_host`` (the machine, or cluster node, it ran on), ``run_command``,
+  1-minute load average as the run began), ``run_host`` (the machine, or cluster node, it ran on),
+  ``run_machine_kind`` (its CPU model, cores, NUMA nodes and memory), ``run_command``,
   ``run_stderr``, ...), then one column per grid parameter, then one typed column per key the
   harness printed (the schema is made from the outputs themselves: a key the harness adds
   tomorrow is a column tomorrow), then the experiment's derived columns.
@@ -40,8 +41,8 @@ STDERR_KEEP = 4000
 RUNNER_COLUMNS = [
     ("run_id", "INTEGER"), ("run_key", "TEXT"), ("point_id", "INTEGER"), ("run_trial", "INTEGER"),
     ("run_status", "TEXT"), ("run_exit_code", "INTEGER"), ("run_wall_s", "REAL"),
-    ("run_started_at", "TEXT"), ("run_load_avg", "REAL"), ("run_host", "TEXT"), ("run_command", "TEXT"),
-    ("run_stderr", "TEXT"),
+    ("run_started_at", "TEXT"), ("run_load_avg", "REAL"), ("run_host", "TEXT"), ("run_machine_kind", "TEXT"),
+    ("run_command", "TEXT"), ("run_stderr", "TEXT"),
     ("run_output_source", "TEXT"), ("run_problems", "TEXT"), ("run_dir", "TEXT"),
 ]
 RUNNER_NAMES = {name for name, _ in RUNNER_COLUMNS}
@@ -155,6 +156,7 @@ def build(loaded: Loaded, plan: Plan, results_dir: Path, command: str = "") -> d
         for k, v in out_row.items():
             if v is not None or k not in row:
                 row[k] = v
+        row["run_machine_kind"] = checks.machine_kind(row)
         for msg in checks.param_mismatches(rd.run.point, out_row):
             warnings.append(checks.warning("parameter", msg, run_key=rd.run.key, point_id=rd.run.point_id))
         if current_sha and rd.record.get("harness_sha256") and rd.record["harness_sha256"] != current_sha:
@@ -239,6 +241,8 @@ def build(loaded: Loaded, plan: Plan, results_dir: Path, command: str = "") -> d
             ok = [r for r in rds if r.status == "ok"]
             if not ok:
                 continue
+            if mixed := checks.mixed_machines([r.row for r in ok]):
+                warnings.append(checks.warning("mixed_machines", mixed, point_id=pid))
             for col, orig in metrics:
                 values = [r.row.get(orig) for r in ok]
                 s = stats.summarize(v for v in values if not isinstance(v, str))

@@ -110,6 +110,12 @@ def build(loaded: Loaded, plan: Plan, results_dir: Path, log=print) -> Path:
     machine = {k: first_ok.get(k) for k in ("machine_cpu_model", "machine_cpus", "machine_cores", "machine_numa_nodes",
                                              "machine_kernel", "machine_hostname", "machine_pmu", "compiler")
                if first_ok and first_ok.get(k) is not None}
+    kinds: dict[str, list] = {}
+    for r in runs:
+        if r.get("run_machine_kind"):
+            kinds.setdefault(r["run_machine_kind"], []).append(r)
+    machine_kinds = [{"kind": kind, "runs": len(rs), "hosts": sorted({str(r.get("run_host")) for r in rs})}
+                     for kind, rs in sorted(kinds.items())]
     commits = sorted({r.get("git_commit") for r in runs if r.get("git_commit")})
     durations = sorted({r["duration_ms"] for r in runs if isinstance(r.get("duration_ms"), (int, float))})
     plots = []
@@ -133,7 +139,7 @@ def build(loaded: Loaded, plan: Plan, results_dir: Path, log=print) -> Path:
 
     total_wall = sum(r["run_wall_s"] or 0 for r in runs)
     render("index.html", results_dir / "index.html", "",
-           plots=plots, points=points, metric=metric, machine=machine, commits=commits,
+           plots=plots, points=points, metric=metric, machine=machine, machine_kinds=machine_kinds, commits=commits,
            status_counts=status_counts, n_runs=len(runs), durations=durations, n_planned=len(plan.runs), n_points=len(plan.points),
            total_wall=total_wall, grid=plan.grid, rules=exp.rules, derived=exp.derived_columns,
            example=(first_ok or {}).get("run_command", ""), source=loaded.source, file=loaded.path.name,

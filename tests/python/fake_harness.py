@@ -3,7 +3,7 @@
 (docs/output.md) and misbehaves on request, in milliseconds.
 
     fake_harness.py --mode MODE [--ds NAME] [--threads N] [--value OPS_PER_S] [--sleep S]
-                    [--counter FILE] [--json FILE] [HARNESS OPTIONS]
+                    [--counter FILE] [--machine-cores N] [--json FILE] [HARNESS OPTIONS]
     fake_harness.py [--mode MODE] --list [--json FILE]
 
 `--list` prints one line per structure of a small fake registry (first word the name), and with
@@ -48,6 +48,7 @@ ap.add_argument("--duration-ms", type=int, default=100)
 ap.add_argument("--latency-sample", type=int, default=0)
 ap.add_argument("--trials", type=int, default=1)
 ap.add_argument("--list", action="store_true")
+ap.add_argument("--machine-cores", type=int, default=2)  # another kind of machine, as a cluster's nodes
 a = ap.parse_args()
 
 
@@ -118,7 +119,8 @@ config = {"ds": a.ds, "threads": a.threads, "rq_threads": 0, "key_range": a.key_
 entry = next((s for s in REGISTRY if s["name"] == a.ds), structure(a.ds))
 config.update({"structure_kind": entry["kind"], "structure_library": entry["library"],
                "blackbox_method": entry["method"] or "none", "blackbox_structure": entry["sequential"] or "none"})
-machine = {"machine_cpu_model": "Fake CPU", "machine_cpus": 2, "machine_pmu": "unavailable",
+machine = {"machine_cpu_model": "Fake CPU", "machine_cpus": a.machine_cores, "machine_cores": a.machine_cores,
+           "machine_numa_nodes": 1, "machine_memory_bytes": 8 << 30, "machine_pmu": "unavailable",
            "git_commit": "0" * 40, "compiler": "fake 1.0"}
 warnings = []
 if a.mode == "oversub":

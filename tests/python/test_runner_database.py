@@ -6,7 +6,7 @@ import math
 import pytest
 
 from cdsbench.stats import summarize
-from runner_support import db, fake_experiment, rows, runner
+from runner_support import db, fake_experiment, rows, runner, write_experiment
 
 
 @pytest.fixture(scope="module")
@@ -186,3 +186,27 @@ def test_a_key_in_two_blocks_is_two_columns_with_one_meaning_each(tmp_path):
     got = rows(db(tmp_path / "r"), "SELECT mode, validation_failures, summary_validation_failures FROM runs")
     assert got == [{"mode": "ok", "validation_failures": None, "summary_validation_failures": 0},
                    {"mode": "collide", "validation_failures": 17, "summary_validation_failures": 0}]
+
+
+def test_a_point_measured_on_machines_of_two_kinds_is_a_warning_and_the_report_names_the_kinds(tmp_path):
+    """A cluster's nodes: each run records its machine's kind (CPU model, cores, NUMA nodes,
+    memory); a point whose ok runs mix kinds is warned of; the page and report list the kinds."""
+    body = ("EXPERIMENT = Experiment(grid={'ds': ['a', 'b']}, trials=2,\n"
+            "    command=lambda p, harness, trial: [sys.executable, FAKE, '--mode', 'ok', '--ds', p['ds'], '--seed',\n"
+            "                                       str(1 + trial), '--machine-cores', str(2 + trial * (p['ds'] == 'a'))])\n")
+    exp = write_experiment(tmp_path, body)
+    p = runner(exp, "run", "database", "markdown", "site", "--results", tmp_path / "results")
+    assert p.returncode == 0, p.stdout + p.stderr
+    con = db(tmp_path / "results")
+    kinds = rows(con, "SELECT ds, run_trial, run_machine_kind FROM runs ORDER BY ds, run_trial")
+    assert [k["run_machine_kind"] for k in kinds] == [
+        "Fake CPU, 2 cores, 1 NUMA node(s), 8 GiB", "Fake CPU, 3 cores, 1 NUMA node(s), 8 GiB",
+        "Fake CPU, 2 cores, 1 NUMA node(s), 8 GiB", "Fake CPU, 2 cores, 1 NUMA node(s), 8 GiB"]
+    warned = rows(con, "SELECT points.ds, message FROM warnings JOIN points USING (point_id) "
+                       "WHERE category = 'mixed_machines'")
+    assert len(warned) == 1 and warned[0]["ds"] == "a"  # b's runs ran on one kind
+    assert warned[0]["message"].startswith("runs on 2 kinds of machine: Fake CPU, 2 cores, 1 NUMA node(s), 8 GiB (1 runs, on ")
+    page = (tmp_path / "results" / "exp" / "results.md").read_text()
+    assert "- Machines of 2 kinds: Fake CPU, 2 cores, 1 NUMA node(s), 8 GiB (3 runs); Fake CPU, 3 cores" in page
+    index = (tmp_path / "results" / "exp" / "index.html").read_text()
+    assert "machines of 2 kinds" in index and "Fake CPU, 3 cores, 1 NUMA node(s), 8 GiB: 1 runs on" in index
