@@ -5,6 +5,8 @@ the order the report shows them:
 """
 from __future__ import annotations
 
+import math
+
 from .experiment import Experiment, MissingColumn, format_value
 from .parse import SENTINELS
 
@@ -46,12 +48,14 @@ def warning(category: str, message: str, run_key=None, point_id=None) -> dict:
 
 def machine_kind(row: dict) -> str | None:
     """What must be equal for two machines' numbers to be one sample: CPU model, cores, NUMA
-    nodes and memory (whole GiB: two nodes of one kind differ by what their kernels reserve)."""
+    nodes and memory (GiB to two significant figures: two nodes of one kind differ by what
+    their kernels reserve)."""
     if row.get("machine_cpu_model") is None:
         return None
     memory = _num(row.get("machine_memory_bytes"))
+    gib = round(memory / 2**30, 1 - math.floor(math.log10(memory / 2**30))) if memory else None
     return (f"{row['machine_cpu_model']}, {row.get('machine_cores')} cores, {row.get('machine_numa_nodes')} NUMA node(s)"
-            + (f", {round(memory / 2**30)} GiB" if memory else ""))
+            + (f", {gib:g} GiB" if gib else ""))
 
 
 def mixed_machines(runs: list[dict]) -> str | None:

@@ -87,8 +87,9 @@ def _slurm_options(args):
         return None
     if args.exclusive and args.shared:
         raise UsageError("--exclusive and --shared: one of them (allowed: --exclusive, the default, or --shared)")
-    from .slurm import SlurmOptions
+    from .slurm import SlurmOptions, check_sbatch_args
 
+    check_sbatch_args(args.sbatch_arg)
     return SlurmOptions(partition=args.partition, exclusive=not args.shared,
                         max_parallel=_positive("--max-parallel", args.max_parallel, int) if args.max_parallel else None,
                         sbatch_args=list(args.sbatch_arg), wait=not args.no_wait)
@@ -217,10 +218,17 @@ def _main(argv: list[str]) -> int:
     def log(msg):
         print(msg, flush=True)
 
+    if slurm_options is not None and "run" not in steps:
+        raise UsageError("--executor slurm: only with the run step (allowed: `cdsbench-run EXP run --executor slurm`, "
+                         "then `database plots site`)")
     if steps:
+        from . import slurm
         from .runner import Interrupted, Lock
 
         with Lock(results_dir):
+            if "build" in steps and slurm.still_queued(results_dir):
+                raise UsageError("build: runs of this experiment are queued on Slurm and will run the current build "
+                                 "(allowed: build once they ended, or after scancel; or steps without build)")
             if "build" in steps:
                 build_step(loaded, harness, log)
             if exp.command is None and not harness.exists():
@@ -228,16 +236,17 @@ def _main(argv: list[str]) -> int:
                                  f"`cdsbench-run {args.experiment} build`, `make build`, or --harness PATH)")
             plan = experiment_mod.make_plan(loaded, harness)
             if "run" in steps:
-                from . import slurm
                 from .runner import sweep
 
                 if slurm_options is None:  # runs of a Slurm submission must not run twice, nor be removed
                     slurm.refuse_local_while_queued(results_dir, args.experiment)
-                if args.fresh and (results_dir / "runs").exists():
-                    if slurm_options is not None and slurm.still_queued(results_dir):
+                if args.fresh:
+                    if slurm.still_queued(results_dir):
                         raise UsageError("--fresh: runs of this experiment are still queued on Slurm "
                                          "(allowed: --fresh once they ended, or after scancel)")
-                    shutil.rmtree(results_dir / "runs")
+                    for old in (results_dir / "runs", results_dir / "slurm"):  # the arrays' records too
+                        if old.exists():
+                            shutil.rmtree(old)
                 try:
                     if slurm_options is None:
                         res = sweep(plan, results_dir / "runs", loaded.root, exp.timeout_s, exp.json_output, log=log)

@@ -191,7 +191,7 @@ def remove_partials(runs_dir: Path) -> int:
     return n
 
 
-def _raise_interrupted(signum, frame):
+def raise_interrupted(signum, frame):
     raise Interrupted(signal.Signals(signum).name)
 
 
@@ -250,8 +250,8 @@ def sweep(plan: Plan, runs_dir: Path, cwd: Path, timeout_s: float, json_output: 
     done_before = len(plan.runs) - len(todo)
     by_status = {}
     start = time.monotonic()
-    old_int = signal.signal(signal.SIGINT, _raise_interrupted)
-    old_term = signal.signal(signal.SIGTERM, _raise_interrupted)
+    old_int = signal.signal(signal.SIGINT, raise_interrupted)
+    old_term = signal.signal(signal.SIGTERM, raise_interrupted)
     try:
         if todo:
             _run_all(todo, runs_dir, cwd, timeout_s, json_output, harness_sha, by_status, log, console)

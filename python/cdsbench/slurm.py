@@ -5,7 +5,8 @@ local executor's own code (runner.execute): the run appears in RESULTS/EXPERIMEN
 whole directory, renamed into place once complete, on the filesystem the nodes share with the
 submit host. What the submit host keeps, under RESULTS/EXPERIMENT/slurm/:
 
-    jobs.json            the arrays submitted and not yet settled: job id, directory, run keys
+    jobs.json            the arrays submitted and not yet settled: name (unique; recorded before
+                         sbatch is called), job id, directory, run keys
     SUBMISSION/runs.json one array's runs, indexed by SLURM_ARRAY_TASK_ID, and how to run them
     SUBMISSION/%A_%a.out each task's Slurm log
     lost.json            the runs whose task ended without a result by a failure of the cluster
@@ -15,8 +16,8 @@ cluster keeps accounting, else squeue and scontrol, which forget a job MinJobAge
 ends): the cluster's failures (cancelled, node failure, preemption, a task killed by a signal,
 no record at all: a task cancelled while pending leaves none) leave the run not done, listed in lost.json with its Slurm log, and
 the next `cdsbench-run EXP run --executor slurm` submits it again with the runs never started;
-the measurement's (Slurm's time limit, out of memory) are recorded as runs, timeout and crashed,
-as the local executor records them. So after a crash, a kill or an scancel, the same command
+the measurement's (Slurm's time limit, out of memory, the task failing on its node with an exit
+status) are recorded as runs, timeout, crashed and error, as the local executor records them. So after a crash, a kill or an scancel, the same command
 completes the experiment, and the database is the one the local executor gives.
 """
 from __future__ import annotations
@@ -27,6 +28,7 @@ import os
 import re
 import secrets
 import shlex
+import signal
 import socket
 import subprocess
 import sys
@@ -36,7 +38,7 @@ from pathlib import Path
 
 from .errors import UsageError
 from .experiment import Plan, Run
-from .runner import Interrupted, SweepResult, execute, record_unexecuted, remove_partials, run_dir_done, runs_to_do
+from .runner import SweepResult, execute, raise_interrupted, record_unexecuted, run_dir_done, runs_to_do
 from .status import fingerprint, plan_program
 
 # A task's states in which it is still the cluster's (squeue's compact state names included).
@@ -45,6 +47,19 @@ ACTIVE = {"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "RESIZ
 # Ended without a result by the measurement's doing: recorded as the local executor would
 # (status, exit code: the OOM killer's SIGKILL is a crash).
 MEASUREMENT = {"TIMEOUT": ("timeout", None), "OUT_OF_MEMORY": ("crashed", -9)}
+
+
+# sbatch options the executor sets itself: a run's task index, log and directory depend on them.
+RESERVED = ("--array", "-a", "--output", "-o", "--error", "-e", "--chdir", "-D", "--job-name", "-J",
+            "--parsable", "--wrap", "--dependency", "-d")
+
+
+def check_sbatch_args(args: list[str]) -> None:
+    for a in args:
+        short = a[:2] if a.startswith("-") and not a.startswith("--") else None  # -aVALUE, -a VALUE
+        if a.split("=", 1)[0] in RESERVED or short in RESERVED:
+            raise UsageError(f"--sbatch-arg: {a!r} is not allowed (allowed: sbatch options other than "
+                             f"{', '.join(r for r in RESERVED if r.startswith('--'))}, which the executor sets)")
 
 
 @dataclass
@@ -59,12 +74,15 @@ class SlurmOptions:
     poll_s: float = float(os.environ.get("CDSBENCH_SLURM_POLL_S", "5"))
 
 
-def slurm(*argv: str, check: bool = True) -> subprocess.CompletedProcess:
+def slurm(*argv: str, check: bool = True, timeout_s: float | None = 120) -> subprocess.CompletedProcess:
     try:
-        p = subprocess.run(list(argv), capture_output=True, text=True, timeout=120)
+        p = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout_s)
     except FileNotFoundError:
         raise UsageError(f"--executor slurm: {argv[0]} not found (allowed: a Slurm submit host, with "
                          f"sbatch, squeue and scontrol on PATH)") from None
+    except subprocess.TimeoutExpired:
+        raise UsageError(f"--executor slurm: `{shlex.join(argv[:3])} ...` did not answer in {timeout_s:g} s "
+                         f"(the controller is busy or down; run the same command again)") from None
     if check and p.returncode != 0:
         raise UsageError(f"--executor slurm: `{shlex.join(argv)}` failed: "
                          + (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1])
@@ -120,13 +138,15 @@ def queued_tasks(job_ids: list[str]) -> dict[str, str]:
     return out
 
 
-def ended_tasks(job_ids: list[str], accounting: bool) -> dict[str, TaskState]:
-    """How each task of these arrays ended, as far as the cluster still knows."""
+def ended_tasks(job_ids: list[str], accounting: bool, since: str = "") -> dict[str, TaskState]:
+    """How each task of these arrays ended, as far as the cluster still knows (with accounting,
+    among the jobs submitted since `since`: job ids are reused after a controller's reset)."""
     out: dict[str, TaskState] = {}
     if not job_ids:
         return out
     if accounting:
-        p = slurm("sacct", "-n", "-P", "-X", "-j", ",".join(job_ids), "-o", "JobID,State,ExitCode,NodeList")
+        p = slurm("sacct", "-n", "-P", "-X", "-j", ",".join(job_ids), *(["-S", since] if since else []),
+                  "-o", "JobID,State,ExitCode,NodeList")
         for line in p.stdout.splitlines():
             fields = line.split("|")
             if len(fields) == 4:
@@ -172,10 +192,36 @@ class State:
         self._write(self.lost_path, lost)
 
 
+def resolve_submissions(state: State) -> list[dict]:
+    """The recorded arrays, each with its job id: an array is recorded under its unique name
+    before sbatch is called, so one submitted by a runner that stopped before sbatch answered is
+    found by name (squeue, else sacct); one found nowhere was never submitted, and is dropped."""
+    jobs = state.jobs
+    if all(j["job_id"] for j in jobs):
+        return jobs
+    known = []
+    for j in jobs:
+        if not j["job_id"]:
+            p = slurm("squeue", "-h", "-u", str(os.getuid()), "-n", j["name"], "-o", "%F", check=False)
+            ids = p.stdout.split()
+            if not ids and has_accounting(cluster_config()):
+                p = slurm("sacct", "-n", "-P", "-X", "--name", j["name"], "-S", j["submitted_at"], "-o", "JobID",
+                          check=False)
+                ids = [line.split("_")[0] for line in p.stdout.split()]
+            if not ids:
+                continue
+            j["job_id"] = ids[0]
+        known.append(j)
+    state.set_jobs(known)
+    return known
+
+
 def still_queued(results_dir: Path) -> dict[str, str]:
     """The experiment's tasks the cluster still holds (empty where it never used Slurm)."""
-    jobs = State(results_dir).jobs
-    return queued_tasks([j["job_id"] for j in jobs]) if jobs else {}
+    state = State(results_dir)
+    if not state.jobs:
+        return {}
+    return queued_tasks([j["job_id"] for j in resolve_submissions(state)])
 
 
 def refuse_local_while_queued(results_dir: Path, experiment: str) -> None:
@@ -187,17 +233,42 @@ def refuse_local_while_queued(results_dir: Path, experiment: str) -> None:
                          f"--executor slurm`, or cancel them with `scancel {' '.join(jobs)}`)")
 
 
+def _from_log(log_text: str) -> str:
+    """A task's end as slurmstepd wrote it into the task's log: for a task the controller forgot."""
+    if "DUE TO TIME LIMIT" in log_text:
+        return "TIMEOUT"
+    if "oom_kill" in log_text or "oom-kill" in log_text:
+        return "OUT_OF_MEMORY"
+    if re.search(r"\*\*\* JOB \S+ ON \S+ CANCELLED AT", log_text):
+        return "CANCELLED"
+    return "NO_RECORD"
+
+
 def settle(plan: Plan, runs_dir: Path, state: State, accounting: bool, cwd: Path, timeout_s: float,
-           json_output: bool, log, seen: dict[str, TaskState] | None = None) -> dict:
-    """Once no task of the recorded arrays is queued: records the measurement's failures as runs,
-    lists the cluster's in lost.json; forgets the arrays. `seen`: the ends wait() read. Returns
-    {state: count} of the lost."""
-    jobs = state.jobs
+           json_output: bool, log, seen: dict[str, TaskState] | None = None) -> None:
+    """Once no task of the recorded arrays is queued: records as runs the ends that are the
+    measurement's (Slurm's time limit, out of memory, the task failing on its node), lists the
+    cluster's in lost.json; forgets the arrays. `seen`: the ends wait() read."""
+    jobs = resolve_submissions(state)
     if not jobs:
-        return {}
-    ended = (seen or {}) | ended_tasks([j["job_id"] for j in jobs], accounting)
+        return
     by_key = {r.key: r for r in plan.runs}
-    lost = {k: v for k, v in state.lost.items() if k in by_key and not run_dir_done(runs_dir, by_key[k])}
+    since = min(j["submitted_at"] for j in jobs)
+
+    def unsettled(ended):
+        return [(job, index, key) for job in jobs for index, key in enumerate(job["keys"])
+                if key in by_key and not run_dir_done(runs_dir, by_key[key])
+                and ended.get(f"{job['job_id']}_{index}", TaskState("", "", "")).state in ACTIVE | {"COMPLETED"}]
+
+    # Accounting lags the queue (slurmdbd records asynchronously), and a shared filesystem may
+    # show a finished run's directory late: wait a little for both before calling a task lost.
+    ended = (seen or {}) | ended_tasks([j["job_id"] for j in jobs], accounting, since)
+    for _ in range(10):
+        if not unsettled(ended):
+            break
+        time.sleep(3)
+        ended = (seen or {}) | ended_tasks([j["job_id"] for j in jobs], accounting, since)
+    lost = state.lost
     counts: dict[str, int] = {}
     for job in jobs:
         for index, key in enumerate(job["keys"]):
@@ -205,28 +276,29 @@ def settle(plan: Plan, runs_dir: Path, state: State, accounting: bool, cwd: Path
             if run is None or run_dir_done(runs_dir, run):
                 continue
             task = f"{job['job_id']}_{index}"
-            # No record: cancelled while pending (Slurm keeps none, even with accounting), or forgotten.
-            st = ended.get(task, TaskState("NO_RECORD", "", ""))
             log_path = Path(job["dir"]) / f"{job['job_id']}_{index}.out"
             log_text = log_path.read_text(errors="replace")[-20000:] if log_path.is_file() else ""
-            if st.state in MEASUREMENT:
-                status, exit_code = MEASUREMENT[st.state]
+            # No record: cancelled while pending (Slurm keeps none, even with accounting), or
+            # forgotten (no accounting, MinJobAge): the task's log may still say how it ended.
+            st = ended.get(task) or TaskState(_from_log(log_text), "", "")
+            code, _, signal_no = st.exit_code.partition(":")
+            if st.state in MEASUREMENT or (st.state == "FAILED" and signal_no in ("", "0") and code not in ("", "0")):
+                status, exit_code = MEASUREMENT.get(st.state, ("error", None))
                 record_unexecuted(run, runs_dir, cwd, timeout_s, json_output, job["harness_sha256"], status,
-                                  f"cdsbench-run: Slurm ended task {task} on {st.node or '?'}: {st.state}\n"
+                                  f"cdsbench-run: Slurm task {task} on {st.node or '?'} ended {st.state} "
+                                  f"(exit {st.exit_code or '?'}) without a result\n"
                                   f"--- its Slurm log ({log_path}):\n{log_text}",
-                                  host=st.node, exit_code=exit_code, slurm_task=task, slurm_state=st.state)
+                                  host=st.node or None, exit_code=exit_code, slurm_task=task, slurm_state=st.state)
                 continue
-            signal_no = st.exit_code.partition(":")[2]
             why = st.state + (f" (signal {signal_no})" if signal_no not in ("", "0") else "")
             lost[key] = {"task": task, "state": why, "node": st.node, "log": str(log_path) if log_path.is_file() else None}
             counts[why] = counts.get(why, 0) + 1
-    state.set_lost(lost)
+    state.set_lost({k: v for k, v in lost.items() if k in by_key and not run_dir_done(runs_dir, by_key[k])})
     state.set_jobs([])
     if counts:
         log(f"run: {sum(counts.values())} runs ended without a result by the cluster's doing "
             f"({', '.join(f'{n} {s}' for s, n in sorted(counts.items()))}); each with its Slurm log in "
             f"{state.lost_path}; submitted again by the next run step")
-    return counts
 
 
 # ---- submitting ----------------------------------------------------------------------------
@@ -238,13 +310,19 @@ def probe(plan: Plan, options: SlurmOptions, results_dir: Path, harness_sha: str
     token = results_dir / "slurm" / f".probe-{secrets.token_hex(8)}"
     token.parent.mkdir(parents=True, exist_ok=True)
     token.write_text(token.name)
+    # The arrays' own allocation options (a constraint, an account, a whole node): the probe
+    # lands on the kind of node the runs will.
     argv = ["srun", "--job-name=cdsbench-probe", "--nodes=1", "--ntasks=1", "--time=5", "--quiet"]
     if options.partition:
         argv.append(f"--partition={options.partition}")
+    if options.exclusive:
+        argv.append("--exclusive")
+    argv += options.sbatch_args
     argv += [sys.executable, "-m", "cdsbench.slurm", "probe", str(token), program or "", harness_sha or ""]
-    log(f"run: probing partition {options.partition or '(default)'} with one task")
+    log(f"run: probing partition {options.partition or '(default)'} with one task (it waits in the queue "
+        f"like the runs will)")
     try:
-        p = slurm(*argv, check=False)
+        p = slurm(*argv, check=False, timeout_s=None)
     finally:
         token.unlink(missing_ok=True)
     if p.returncode == 0:
@@ -298,7 +376,7 @@ def submit(todo: list[Run], exp_name: str, runs_dir: Path, state: State, cwd: Pa
            json_output: bool, harness_sha: str | None, program: str | None, options: SlurmOptions,
            max_array: int, log) -> list[dict]:
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    jobs = []
+    jobs: list[dict] = []
     for n, first in enumerate(range(0, len(todo), max_array)):
         chunk = todo[first:first + max_array]
         d = state.dir / f"{stamp}-{n}"
@@ -310,18 +388,24 @@ def submit(todo: list[Run], exp_name: str, runs_dir: Path, state: State, cwd: Pa
         script.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m cdsbench.slurm task "
                           f"{shlex.quote(str(d / 'runs.json'))}\n")
         script.chmod(0o755)
+        name = f"cdsbench-{exp_name}-{stamp}-{n}"  # unique: how a runner that stopped mid-sbatch finds it
         array = f"0-{len(chunk) - 1}" + (f"%{options.max_parallel}" if options.max_parallel else "")
-        argv = ["sbatch", "--parsable", f"--array={array}", f"--job-name=cdsbench-{exp_name}",
+        argv = ["sbatch", "--parsable", f"--array={array}", f"--job-name={name}",
                 f"--output={d}/%A_%a.out", f"--chdir={cwd}", f"--time={time_limit_minutes(timeout_s)}",
                 "--nodes=1", "--ntasks=1"]
         if options.partition:
             argv.append(f"--partition={options.partition}")
         if options.exclusive:
             argv.append("--exclusive")
+        if options.max_parallel and jobs:  # K at once over the whole submission: one array after another
+            argv.append(f"--dependency=afterany:{jobs[-1]['job_id']}")
         argv += options.sbatch_args + [str(script)]
-        job_id = slurm(*argv).stdout.strip().split(";")[0]
-        jobs.append({"job_id": job_id, "dir": str(d), "harness_sha256": harness_sha, "keys": [r.key for r in chunk]})
-        state.set_jobs(state.jobs + [jobs[-1]])  # recorded at once: a crash here loses no array
+        entry = {"job_id": None, "name": name, "submitted_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "dir": str(d),
+                 "harness_sha256": harness_sha, "keys": [r.key for r in chunk]}
+        state.set_jobs(state.jobs + [entry])  # before sbatch: a runner stopped meanwhile finds it by name
+        entry["job_id"] = slurm(*argv).stdout.strip().split(";")[0]
+        state.set_jobs([j if j["name"] != name else entry for j in state.jobs])
+        jobs.append(entry)
     log(f"run: submitted {len(todo)} runs as {len(jobs)} job array(s) ({', '.join(j['job_id'] for j in jobs)})"
         f"{' on partition ' + options.partition if options.partition else ''}"
         f"{', whole nodes' if options.exclusive else ', nodes shared'}")
@@ -341,9 +425,21 @@ def wait(jobs: list[dict], runs_dir: Path, total: int, options: SlurmOptions, ac
     ended: dict[str, TaskState] = {}
     before: set[str] | None = None
 
+    def queued_now():
+        failing_since = None
+        while True:
+            try:
+                return queued_tasks(ids)
+            except UsageError as e:  # a controller that does not answer for a while does not end a long wait
+                failing_since = failing_since or time.monotonic()
+                if time.monotonic() - failing_since > 600:
+                    raise
+                log(f"slurm: {e} (trying again)")
+                time.sleep(options.poll_s)
+
     def look():
         nonlocal before
-        queued = queued_tasks(ids)
+        queued = queued_now()
         if not accounting and before is not None and before - set(queued):
             ended.update(ended_tasks(ids, False))
         before = set(queued)
@@ -377,8 +473,6 @@ def sweep(plan: Plan, results_dir: Path, exp_name: str, cwd: Path, timeout_s: fl
           options: SlurmOptions, log=print, console=None) -> SweepResult:
     """The Slurm executor's run step: waits for arrays submitted before, settles them, submits
     what is not done, and (unless --no-wait) waits for it and settles it."""
-    import signal as signal_mod
-
     runs_dir = results_dir / "runs"
     state = State(results_dir)
     conf = cluster_config()
@@ -386,13 +480,10 @@ def sweep(plan: Plan, results_dir: Path, exp_name: str, cwd: Path, timeout_s: fl
     max_array = int(conf.get("MaxArraySize", "1001"))
     start = time.monotonic()
 
-    def interrupted(signum, frame):
-        raise Interrupted(signal_mod.Signals(signum).name)
-
-    old_int = signal_mod.signal(signal_mod.SIGINT, interrupted)
-    old_term = signal_mod.signal(signal_mod.SIGTERM, interrupted)
+    old_int = signal.signal(signal.SIGINT, raise_interrupted)  # the arrays go on: the same command waits
+    old_term = signal.signal(signal.SIGTERM, raise_interrupted)
     try:
-        earlier, seen = state.jobs, {}
+        earlier, seen = resolve_submissions(state), {}
         if earlier:
             queued = queued_tasks([j["job_id"] for j in earlier])
             if queued and not options.wait:
@@ -418,8 +509,8 @@ def sweep(plan: Plan, results_dir: Path, exp_name: str, cwd: Path, timeout_s: fl
         seen = wait(jobs, runs_dir, len(todo), options, accounting, log, console)
         settle(plan, runs_dir, state, accounting, cwd, timeout_s, json_output, log, seen)
     finally:
-        signal_mod.signal(signal_mod.SIGINT, old_int)
-        signal_mod.signal(signal_mod.SIGTERM, old_term)
+        signal.signal(signal.SIGINT, old_int)
+        signal.signal(signal.SIGTERM, old_term)
     by_status: dict[str, int] = {}
     ran = 0
     for r in todo:

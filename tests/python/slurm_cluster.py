@@ -3,10 +3,10 @@
 As real clusters run it: munge for authentication (a key made for the test), slurmctld and
 slurmd, and, with accounting, slurmdbd over a MariaDB server of its own (so that `sacct`
 reports finished array tasks). Every daemon listens on a free port of 127.0.0.1 and keeps its
-files under one directory; the clients find the cluster through SLURM_CONF (`env()`).
-The node declares the machine's real CPUs and memory; the controller forgets an ended job after
-2 s (MinJobAge; 300 by default), so the executor must read a task's end as it happens, as it
-must on a busy cluster without accounting. Debian's slurm-wlm, slurmdbd, munge and
+files under one directory; the clients find the cluster through SLURM_CONF (`env()`). The
+node declares the machine's real resources (`slurmd -C`); the controller forgets an ended job
+after 2 s (MinJobAge; 300 by default), so the executor must read a task's end as it happens,
+as it must on a busy cluster without accounting. Debian's slurm-wlm, slurmdbd, munge and
 mariadb-server (scripts/install-deps) provide the programs.
 """
 from __future__ import annotations
@@ -35,11 +35,11 @@ def _wait(what: str, ready, limit_s: float, logs: list[Path]) -> None:
         time.sleep(0.1)
 
 
-def _memory_mib() -> int:
-    for line in Path("/proc/meminfo").read_text().splitlines():
-        if line.startswith("MemTotal:"):
-            return int(line.split()[1]) // 1024
-    raise RuntimeError("/proc/meminfo has no MemTotal")
+def _node_resources() -> str:
+    """The node's line as slurmd itself sees the machine (`slurmd -C`: CPUs, sockets, cores,
+    threads, memory), without its name: a node declared with more than it has is drained."""
+    line = subprocess.run(["slurmd", "-C"], capture_output=True, text=True, check=True).stdout.splitlines()[0]
+    return " ".join(w for w in line.split() if not w.startswith("NodeName="))
 
 
 class LocalSlurm:
@@ -163,7 +163,6 @@ LogFile={self.dir / 'log' / 'slurmdbd.log'}
                       f"AccountingStorageHost=127.0.0.1\nAccountingStoragePort={self.dbd_port}\n"
                       f"AccountingStoragePass={self.munge_socket}\n"
                       if self.accounting else "AccountingStorageType=accounting_storage/none\n")
-        cpus = os.cpu_count() or 1
         self.conf.write_text(f"""ClusterName=cdsbench-test
 SlurmctldHost={self.node}(127.0.0.1)
 SlurmctldPort={self.ctld_port}
@@ -195,7 +194,7 @@ InactiveLimit=0
 KillWait=2
 SlurmctldTimeout=30
 SlurmdTimeout=30
-NodeName={self.node} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory={_memory_mib()} State=UNKNOWN
+NodeName={self.node} NodeAddr=127.0.0.1 {_node_resources()} State=UNKNOWN
 PartitionName={self.partition} Nodes={self.node} Default=YES MaxTime=INFINITE State=UP
 """)
 

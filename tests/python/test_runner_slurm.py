@@ -106,13 +106,20 @@ class TestWithAccounting:
         settle_and_compare(exp, results, cluster, tmp_path, ["FAILED", "NO_RECORD"])  # none for a pending one
 
     def test_no_wait_returns_at_once_and_a_later_run_step_waits_and_settles(self, cluster, tmp_path):
-        exp = fake_experiment(tmp_path, {"mode": ["ok"], "ds": ["a", "b", "c"], "sleep": [2]})
+        exp = fake_experiment(tmp_path, {"mode": ["ok"], "ds": ["a", "b", "c", "d", "e"], "sleep": [1]})
         results = tmp_path / "results"
         env = slurm_env(cluster)
-        p = runner(exp, "run", "--executor", "slurm", "--no-wait", "--results", results, env=env)
+        p = runner(exp, "run", "--executor", "slurm", "--no-wait", "--shared", "--max-parallel", "1",
+                   "--results", results, env=env)
         assert p.returncode == 0, p.stdout + p.stderr
-        assert "submitted 3 runs" in p.stdout and "--no-wait" in p.stdout
-        assert len(queued(cluster)) == 3
+        assert "submitted 5 runs as 2 job array(s)" in p.stdout and "--no-wait" in p.stdout
+        assert len(queued(cluster)) == 5
+        # At most one at once over both arrays (MaxArraySize 4): the second waits for the first.
+        first, second = (j["job_id"] for j in json.loads((results / "exp" / "slurm" / "jobs.json").read_text()))
+        assert cluster.run("squeue", "-h", "-j", second, "-o", "%E").stdout.split()[0].startswith(f"afterany:{first}")
+        # As if the runner had stopped before sbatch answered: the arrays are known by name only.
+        jobs_path = results / "exp" / "slurm" / "jobs.json"
+        jobs_path.write_text(json.dumps([dict(j, job_id=None) for j in json.loads(jobs_path.read_text())]))
         # Neither the local executor nor a second submission may run them again meanwhile.
         p = runner(exp, "run", "--results", results, env=env)
         assert p.returncode == 2 and "runs of this experiment are queued or running on Slurm" in p.stderr
@@ -120,8 +127,10 @@ class TestWithAccounting:
         assert p.returncode == 0 and "still queued or running; nothing submitted" in p.stdout
         p = runner(exp, "run", "database", "--executor", "slurm", "--results", results, env=env)
         assert p.returncode == 0, p.stdout + p.stderr
-        assert "waiting for 3 runs submitted before" in p.stdout and "0 to run" in p.stdout
-        assert [r["run_status"] for r in statuses(results)] == ["ok"] * 3
+        assert "waiting for 5 runs submitted before" in p.stdout and "0 to run" in p.stdout
+        assert [r["run_status"] for r in statuses(results)] == ["ok"] * 5
+        # Each run ran once: one task log per run, no second submission.
+        assert len(list((results / "exp" / "slurm").glob("*/*.out"))) == 5
 
     def test_the_probe_names_a_library_the_node_lacks_and_nothing_is_submitted(self, cluster, tmp_path):
         # A real program linked to a library that is then removed: the loader's own failure.
@@ -162,10 +171,17 @@ def test_the_slurm_options_are_usage_errors_elsewhere(tmp_path):
                           (["--no-wait"], "--no-wait: only with --executor slurm"),
                           (["--executor", "pbs"], "--executor: 'pbs' is not allowed (allowed: local, slurm)"),
                           (["--executor", "slurm", "--exclusive", "--shared"], "one of them"),
-                          (["--executor", "slurm", "--max-parallel", "0"], "--max-parallel: '0' is not allowed")):
+                          (["--executor", "slurm", "--max-parallel", "0"], "--max-parallel: '0' is not allowed"),
+                          (["--executor", "slurm", "--sbatch-arg=--array=0-3"], "--sbatch-arg: '--array=0-3' is not allowed"),
+                          (["--executor", "slurm", "--sbatch-arg=-oX"], "--sbatch-arg: '-oX' is not allowed")):
         p = runner(exp, "run", *args, "--results", tmp_path / "results")
         assert p.returncode == 2 and message in p.stderr, (args, p.stderr)
         assert len(p.stderr.strip().splitlines()) == 1
+
+
+def test_the_slurm_executor_needs_the_run_step(tmp_path):
+    p = runner(fake_experiment(tmp_path, {"mode": ["ok"]}), "database", "--executor", "slurm")
+    assert p.returncode == 2 and "--executor slurm: only with the run step" in p.stderr
 
 
 def test_the_probe_task_refuses_a_results_folder_the_node_does_not_see(tmp_path):
