@@ -32,7 +32,7 @@ environment shrinks it (lists are comma-separated):
     CDSBENCH_DEDUP_INPUT_DIR=/data/inputs        the inputs' folder (results/dedup-inputs), made
                                                  there by the build step unless present
 
-and `--trials N` the trials per point.
+and `--trials N` the trials per point (the goal part has 9 by default, the others 3).
 """
 from pathlib import Path
 
@@ -58,6 +58,7 @@ CONFIGS = {  # name: (map, queue, chunker, hash)
     "non-blocking": (WAIT_FREE_MAP, LOCK_FREE_QUEUE, "rabin", "even"),
 }
 SPEED_GOAL, EFFICIENCY_GOAL, GEAR_GOAL_B_PER_S = 1.5, 0.9, 1e9
+GOAL_TRIALS = 9  # the goal part's trials per point (the other parts: 3)
 RSS_BASE, RSS_PER_UNIQUE_CHUNK = 64 << 20, 48
 
 SIZES = ["10.1MB", "30.7MB", "671.6MB"]
@@ -169,9 +170,11 @@ def render_goals(w, results):
         ratio_ok = (ours_gzip.median("ratio") or 0) >= (parsec_gzip.median("ratio") or float("inf"))
         w("- Ours (`%s`, `%s`, gear) against the PARSEC-equivalent configuration (`%s`, `%s`, rabin, hash `parsec3`),"
           % (DEFAULT_MAP, DEFAULT_QUEUE, CHAIN, RING))
-        w("  gzip level 6, 2 threads per stage, the 100 MiB tar, at least %.1fx at a ratio at least as good: %s. "
+        w("  gzip level 6, 2 threads per stage, the 100 MiB tar, %d trials a side, at least %.1fx at a ratio at least "
+          "as good: %s. "
           "Input MiB/s %s against %s: %s; ratio %s against %s."
-          % (SPEED_GOAL, "met" if met and ratio_ok else "NOT met", cell(ours_gzip, "input_mib_per_s", "%.1f"),
+          % (min(len(ours_gzip.ok), len(parsec_gzip.ok)), SPEED_GOAL, "met" if met and ratio_ok else "NOT met",
+             cell(ours_gzip, "input_mib_per_s", "%.1f"),
              cell(parsec_gzip, "input_mib_per_s", "%.1f"), ratio_text(c), cell(ours_gzip, "ratio", "%.2f"),
              cell(parsec_gzip, "ratio", "%.2f")))
     for config in ("ours", "PARSEC-equivalent"):
@@ -389,6 +392,9 @@ EXPERIMENT = Experiment(
           "dataset": union("dataset", ["tar-30.7MB"]), "compress": union("compress", ["gzip"])},
     exclude=[outside],
     trials=3,
+    # The goal's configurations side by side: with 3 trials a side, this machine's noise alone
+    # put the ratio's interval from [1.53, 2.44] one day to [1.45, 2.34] the next, its median 2.0.
+    trials_for=lambda p: GOAL_TRIALS if p["part"] == "goal" else 3,
     harness="build/cdsbench-dedup",
     build=[["cmake", "--build", "build", "--target", "cdsbench-dedup"], ["scripts/dedup-inputs", INPUTS]],
     command=command,

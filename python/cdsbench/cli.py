@@ -208,7 +208,7 @@ def _main(argv: list[str]) -> int:
     loaded = experiment_mod.load(args.experiment)
     exp = loaded.experiment
     if trials:
-        exp.trials = trials
+        exp.trials, exp.trials_for = trials, None
     if timeout:
         exp.timeout_s = timeout
     results_base = Path(args.results).resolve() if args.results else loaded.root / "results"

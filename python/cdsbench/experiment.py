@@ -467,7 +467,7 @@ def compile_expression(what: str, spec) -> Expression:
 
 
 SETTINGS = {
-    "title": None, "description": "", "grid": None, "trials": 3, "harness": "build/cdsbench",
+    "title": None, "description": "", "grid": None, "trials": 3, "trials_for": None, "harness": "build/cdsbench",
     "fixed": None, "options": None, "command": None, "json_output": True, "seed": 1, "exclude": None,
     "validate": DEFAULT_RULES, "derived": None, "plots": None, "metric": "throughput_ops_per_s",
     "timeout_s": 120.0, "cv_threshold": 0.10, "fairness_threshold": 0.5, "build": None, "page": None,
@@ -480,6 +480,8 @@ class Experiment:
     - ``grid``: parameter name -> list of values (or ``registered_structures()``,
       ``registered_variants()``); required.
     - ``trials``: runs per grid point (3).
+    - ``trials_for``: function point -> that point's runs, for the points a goal compares
+      side by side, whose interval needs more trials than the rest (default: ``trials``).
     - ``harness``: the binary, relative to the repository root (``build/cdsbench``).
     - ``fixed``: harness options for every run, name -> value (``key_range`` -> ``--key-range``).
     - ``options``: function point -> harness options (default: the point itself); given a
@@ -598,6 +600,8 @@ class Experiment:
                 raise ExperimentError(f"{key}: {v!r} is not allowed (allowed: a number >= 0)")
         if not isinstance(self.metric, str):
             raise ExperimentError(f"metric: {self.metric!r} is not a column name")
+        if self.trials_for is not None and not callable(self.trials_for):
+            raise ExperimentError(f"trials_for: {self.trials_for!r} is not a function (allowed: point -> trials)")
         if self.page is not None and not callable(self.page):
             raise ExperimentError(f"page: {self.page!r} is not a function of the results "
                                   "(allowed: def page(results): return markdown_text)")
@@ -777,7 +781,13 @@ def make_plan(loaded: Loaded, harness: Path) -> Plan:
         raise UsageError(f"{where}: grid: every point is excluded (allowed: exclusions that leave at least one point)")
     plan = Plan(grid=grid, points=points, labels=labels, harness=harness, registry=registry)
     for pid, point in enumerate(points):
-        for trial in range(exp.trials):
+        trials = exp.trials
+        if exp.trials_for is not None:
+            trials = _call(where, f"trials_for({point_label(point)})", exp.trials_for, dict(point))
+            if not isinstance(trials, int) or isinstance(trials, bool) or trials < 1:
+                raise UsageError(f"{where}: trials_for({point_label(point)}) returned {trials!r} "
+                                 "(allowed: an integer >= 1)")
+        for trial in range(trials):
             if exp.command is not None:
                 extra = (trial,) if _accepts(exp.command, 3) else ()
                 argv = _call(where, f"command({point_label(point)})", exp.command, dict(point), str(harness), *extra)

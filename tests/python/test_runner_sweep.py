@@ -66,6 +66,19 @@ def test_every_run_keeps_its_command_and_raw_output(tmp_path):
     assert re.findall(r"\] mode=ok ds=(\w) #(\d)", p.stdout) == [("a", "0"), ("b", "0"), ("a", "1"), ("b", "1")]
 
 
+def test_a_point_can_have_more_trials_than_the_rest_and_trials_overrides_both(tmp_path):
+    """trials_for: the points a goal compares get the trials their interval needs."""
+    exp = fake_experiment(tmp_path, {"mode": ["ok"], "ds": ["a", "b"]}, trials=2,
+                          extra="trials_for=lambda p: 5 if p['ds'] == 'b' else 2,")
+    p = runner(exp, "run", "database", "--results", tmp_path / "results")
+    assert p.returncode == 0, p.stderr
+    con = db(tmp_path / "results")
+    assert rows(con, "SELECT ds, count(*) AS n FROM runs GROUP BY ds ORDER BY ds") == [{"ds": "a", "n": 2}, {"ds": "b", "n": 5}]
+    p = runner(exp, "run", "database", "--trials", "1", "--results", tmp_path / "one")
+    assert p.returncode == 0, p.stderr
+    assert rows(db(tmp_path / "one"), "SELECT count(*) AS n FROM runs") == [{"n": 2}]
+
+
 def test_progress_bar_with_eta_on_a_terminal(tmp_path):
     exp = fake_experiment(tmp_path, {"mode": ["ok"], "ds": ["a", "b", "c"]})
     p = runner(exp, "run", "--results", tmp_path / "results", env={"FORCE_COLOR": "1", "COLUMNS": "150"})
