@@ -58,13 +58,19 @@ def machine_kind(row: dict) -> str | None:
             + (f", {gib:g} GiB" if gib else ""))
 
 
-def mixed_machines(runs: list[dict]) -> str | None:
-    """The warning's message when a point's runs (rows with run_machine_kind and run_host) ran on
-    machines of more than one kind, else None."""
+def by_machine_kind(runs: list[dict]) -> dict[str, list[dict]]:
+    """Runs (rows with run_machine_kind) grouped by the kind of machine they ran on."""
     kinds: dict[str, list[dict]] = {}
     for r in runs:
         if r.get("run_machine_kind"):
             kinds.setdefault(r["run_machine_kind"], []).append(r)
+    return kinds
+
+
+def mixed_machines(runs: list[dict]) -> str | None:
+    """The warning's message when a point's runs (rows with run_machine_kind and run_host) ran on
+    machines of more than one kind, else None."""
+    kinds = by_machine_kind(runs)
     if len(kinds) < 2:
         return None
     return f"runs on {len(kinds)} kinds of machine: " + "; ".join(

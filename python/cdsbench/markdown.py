@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import stats
+from .checks import by_machine_kind
 from .database import connect_readonly
 from .errors import UsageError
 from .experiment import Loaded, format_value
@@ -339,10 +340,7 @@ def header(results: Results, title: str, command: str, db_shown: str) -> str:
                      f"({m.get('machine_cores', '?')} cores) in {m.get('machine_numa_nodes', '?')} NUMA node(s), "
                      f"{m.get('machine_packages', '?')} package(s); kernel {m.get('machine_kernel', '?')}; "
                      f"compiler {m.get('compiler', '?')}.")
-    kinds: dict[str, list] = {}
-    for r in runs:
-        if r.get("run_machine_kind"):
-            kinds.setdefault(r["run_machine_kind"], []).append(r)
+    kinds = by_machine_kind(runs)
     if len(kinds) > 1:  # a cluster's nodes: the points that mix kinds are in the warnings
         lines.append(f"- Machines of {len(kinds)} kinds: " + "; ".join(
             f"{kind} ({len(rs)} runs)" for kind, rs in sorted(kinds.items())) + ".")

@@ -15,7 +15,7 @@ import json
 import math
 from pathlib import Path
 
-from .checks import CATEGORIES
+from .checks import CATEGORIES, by_machine_kind
 from .database import connect_readonly
 from .errors import UsageError
 from .experiment import Loaded, Plan, format_value
@@ -110,12 +110,8 @@ def build(loaded: Loaded, plan: Plan, results_dir: Path, log=print) -> Path:
     machine = {k: first_ok.get(k) for k in ("machine_cpu_model", "machine_cpus", "machine_cores", "machine_numa_nodes",
                                              "machine_kernel", "machine_hostname", "machine_pmu", "compiler")
                if first_ok and first_ok.get(k) is not None}
-    kinds: dict[str, list] = {}
-    for r in runs:
-        if r.get("run_machine_kind"):
-            kinds.setdefault(r["run_machine_kind"], []).append(r)
     machine_kinds = [{"kind": kind, "runs": len(rs), "hosts": sorted({str(r.get("run_host")) for r in rs})}
-                     for kind, rs in sorted(kinds.items())]
+                     for kind, rs in sorted(by_machine_kind(runs).items())]
     commits = sorted({r.get("git_commit") for r in runs if r.get("git_commit")})
     durations = sorted({r["duration_ms"] for r in runs if isinstance(r.get("duration_ms"), (int, float))})
     plots = []
