@@ -30,7 +30,7 @@ MAPPING = {
     "stack": "stack: add = push, remove = pop, read = top",
     "synthetic": "synthetic buffer of {key_range:,} entries, 8 touched per op + one hot: add/remove = update, "
                  "read = read",
-    "sorted_set": "Redis-like sorted set of {key_range:,} members: add/remove = ZINCRBY (+d/-d), read = ZRANK",
+    "sorted_set": "Redis 7.0's sorted set of {key_range:,} members: add/remove = ZINCRBY (+d/-d), read = ZRANK",
 }
 # How the page names the methods (the registry's `method`).
 LABELS = {"nr": "NR", "sl": "SL", "rwl": "RWL", "fc": "FC", "fcplus": "FC+", "lf": "LF"}

@@ -17,7 +17,7 @@ void add_black_box(RegistryShard& shard) {
   CDSB_REGISTER(blackbox_methods<seq::SkipListPq>("skiplist_pq", "skip-list priority queue"));
   CDSB_REGISTER(blackbox_methods<seq::PairingHeap>("pairing_heap", "pairing-heap priority queue"));
   CDSB_REGISTER(blackbox_methods<seq::SkipListDict>("skiplist_dict", "skip-list dictionary"));
-  CDSB_REGISTER(blackbox_methods<seq::SortedSet>("sorted_set", "Redis-like sorted set (hash table + ranked skip list)"));
+  CDSB_REGISTER(blackbox_methods<seq::SortedSet>("sorted_set", "Redis 7.0's sorted set (hash table + ranked skip list)"));
   CDSB_REGISTER(blackbox_methods<seq::Stack>("stack", "sequential stack"));
   CDSB_REGISTER(blackbox_structure<variant_matrix<LockFreeStack, AllReclaimers, AllocationPolicies>>(
       {.name = "lf.stack", .kind = black_box,

@@ -281,6 +281,8 @@ class BlackBoxWorkload final : public BlackBoxWorkloadCore {
   static void keep(const R& result) {
     if constexpr (requires { result.touched_sum; }) {
       asm volatile("" : : "r"(result.fingerprint), "r"(result.touched_sum));
+    } else if constexpr (requires { result.integer; }) {  // the sorted set's (a rank)
+      asm volatile("" : : "r"(result.integer), "r"(result.ok));
     } else {
       asm volatile("" : : "r"(result.value), "r"(result.ok));
     }

@@ -17,6 +17,7 @@
 // combiner's critical section; an FC+ read inside its shared critical section), blocking.
 #pragma once
 
+#include <atomic>
 #include <string>
 #include <utility>
 
@@ -48,6 +49,7 @@ class FlatCombining {
         rw_.lock_shared(tid);
         Result result = structure_.execute(op);
         rw_.unlock_shared(tid);
+        dispose_op<D>(op);
         return result;
       }
     }
@@ -61,6 +63,7 @@ class FlatCombining {
         backoff();
       }
     }
+    dispose_op<D>(op);  // answered: the combiner has executed it (our slot's copy) and is done with it
     return slots_.result(tid);
   }
 
@@ -70,8 +73,9 @@ class FlatCombining {
   std::size_t memory_bytes() const {
     return sizeof(*this) - sizeof(D) + slots_.memory_bytes() + rw_.memory_bytes() + structure_.memory_bytes();
   }
-  std::uint64_t combines() const noexcept { return combines_; }
-  std::uint64_t combined_ops() const noexcept { return combined_ops_; }
+  // May be read while operations run (relaxed: a moment's view).
+  std::uint64_t combines() const noexcept { return combines_.load(std::memory_order_relaxed); }
+  std::uint64_t combined_ops() const noexcept { return combined_ops_.load(std::memory_order_relaxed); }
 
  private:
   // Holding combiner_lock_: its acquire/release orders successive combiners' accesses to
@@ -84,8 +88,10 @@ class FlatCombining {
       slots_.respond(slot, n, structure_.execute(op));
     });
     if constexpr (ReadersBypass) rw_.unlock();
-    ++combines_;
-    combined_ops_ += static_cast<std::uint64_t>(served);
+    // Written under the lock only, so a load and a store (no read-modify-write).
+    combines_.store(combines_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    combined_ops_.store(combined_ops_.load(std::memory_order_relaxed) + static_cast<std::uint64_t>(served),
+                        std::memory_order_relaxed);
   }
 
   detail::PublicationSlots<Op, Result> slots_;
@@ -94,7 +100,7 @@ class FlatCombining {
   // structure's header; neither should share the line the combiner lock bounces on.
   alignas(false_sharing_range) DistributedRwLock rw_;
   alignas(false_sharing_range) D structure_;
-  std::uint64_t combines_ = 0, combined_ops_ = 0;  // combiner-private (under the lock)
+  std::atomic<std::uint64_t> combines_{0}, combined_ops_{0};  // written under the lock, read by stats
 };
 
 // FC+: flat combining for updates, a readers-writer lock for reads.

@@ -70,6 +70,10 @@
 // Progress: blocking (a combiner descheduled while holding its lock stalls its node, and an
 // unfilled reserved entry stalls every replica that reaches it).
 //
+// Ownership: execute(tid, op) takes op over (nr/sequential.hpp). A read is disposed of after it
+// ran; an update belongs to the log, which disposes of it when its slot is reused (every
+// replica has applied it then) or when the log is destroyed.
+//
 // Memory: the log (capacity x sizeof(Entry)) plus, per replica, D, the reader flags and the
 // slots (each a false-sharing range). Placement: the log and each replica's initial state are
 // first touched by the constructing thread; what a replica allocates later comes from the
@@ -144,6 +148,13 @@ class NodeReplicated {
 
   NodeReplicated(const NodeReplicated&) = delete;
   NodeReplicated& operator=(const NodeReplicated&) = delete;
+
+  // Quiescent: every reserved entry is filled. The ops of the last round of the log are the
+  // ones not yet disposed of (each earlier one was, when its slot was reused).
+  ~NodeReplicated() {
+    const std::uint64_t tail = log_tail_->load(std::memory_order_relaxed);
+    for (std::uint64_t i = tail > capacity_ ? tail - capacity_ : 0; i < tail; ++i) dispose_op<D>(log_[i & mask_].op);
+  }
 
   // Linearizable; blocking; reclamation: immediate (each replica's D frees inside the
   // replica's writer critical section). Updates go through the shared log (flat combining
@@ -222,17 +233,21 @@ class NodeReplicated {
   }
   std::size_t memory_bytes() const { return sizeof(*this) + log_bytes() + replica_bytes(); }
 
+  // May be called while operations run (a server's INFO): each figure is read relaxed, so the
+  // sums are a moment's view, not one consistent snapshot.
   struct Stats {
     std::uint64_t combines = 0, combined_ops = 0, catch_ups_by_others = 0, space_waits = 0;
+    std::uint64_t log_entries_written = 0;  // the log tail: updates that went through the log
   };
   Stats stats() const {
     Stats s;
     for (const auto& q : replicas_) {
-      s.combines += q->combines;
-      s.combined_ops += q->combined_ops;
+      s.combines += q->combines.load(std::memory_order_relaxed);
+      s.combined_ops += q->combined_ops.load(std::memory_order_relaxed);
       s.catch_ups_by_others += q->catch_ups_by_others.load(std::memory_order_relaxed);
-      s.space_waits += q->space_waits;
+      s.space_waits += q->space_waits.load(std::memory_order_relaxed);
     }
+    s.log_entries_written = log_tail_->load(std::memory_order_relaxed);
     return s;
   }
 
@@ -268,9 +283,16 @@ class NodeReplicated {
     alignas(false_sharing_range) std::vector<Pending> batch;
     std::vector<Result> results;
     std::vector<std::uint64_t> collected;  // per slot: the seq already in this batch
-    std::uint64_t combines = 0, combined_ops = 0, space_waits = 0;
-    std::atomic<std::uint64_t> catch_ups_by_others{0};  // relaxed: a statistic
+    // Statistics, relaxed: the first three written only under combiner_lock (a load and a
+    // store, no read-modify-write), atomic so that stats() may read them meanwhile.
+    std::atomic<std::uint64_t> combines{0}, combined_ops{0}, space_waits{0};
+    std::atomic<std::uint64_t> catch_ups_by_others{0};
   };
+
+  // A statistic written by one thread at a time (the combiner lock's holder).
+  static void bump(std::atomic<std::uint64_t>& counter, std::uint64_t by) noexcept {
+    counter.store(counter.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
+  }
 
   // The value of the alive bit that marks entry i written in its round.
   std::uint32_t filled_mark(std::uint64_t i) const noexcept { return ((i / capacity_) & 1) == 0 ? 1u : 0u; }
@@ -299,6 +321,9 @@ class NodeReplicated {
     assert(r.local_tail->load(std::memory_order_relaxed) <= t);
     for (std::uint64_t i = 0; i < b; ++i) {
       Entry& e = log_[(t + i) & mask_];
+      // The slot's op of the previous round was applied by every replica (the reservation
+      // needs t + b <= head + capacity) and is ours to dispose of: the log owns each update.
+      if (t + i >= capacity_) dispose_op<D>(e.op);
       e.op = r.batch[i].op;
       // (L1) release: publishes the op to appliers that acquire-load the bit at (L2).
       e.alive.store(filled_mark(t + i), std::memory_order_release);
@@ -311,8 +336,8 @@ class NodeReplicated {
     // Answer only now: completed_tail_ >= t + b (raised in apply_until), so a read that starts
     // after an answer sees the update.
     for (std::uint64_t i = 0; i < b; ++i) r.slots.respond(r.batch[i].slot, r.batch[i].seq, r.results[i]);
-    ++r.combines;
-    r.combined_ops += b;
+    bump(r.combines, 1);
+    bump(r.combined_ops, b);
   }
 
   // Reserves b consecutive log entries for the combiner of r (which holds r's combiner
@@ -359,7 +384,7 @@ class NodeReplicated {
   // The caller holds r's combiner lock, so it advances r itself; a lagging replica whose
   // combiner lock is free has nobody driving it (its threads are idle): catch it up too.
   void make_space(Replica& r, std::uint64_t needed) {
-    ++r.space_waits;
+    bump(r.space_waits, 1);
     const std::uint64_t end = log_tail_->load(std::memory_order_relaxed);
     catch_up(r, end);
     for (auto& q : replicas_) {
@@ -426,6 +451,7 @@ class NodeReplicated {
     // Read-only by D's contract: several readers may run it on one replica at once.
     Result result = r.structure.execute(op);
     r.rw.unlock_shared(rank);
+    dispose_op<D>(op);  // a read never enters the log
     return result;
   }
 

@@ -33,11 +33,13 @@ class RwLocked {
       lock_.lock_shared(tid);
       Result result = structure_.execute(op);
       lock_.unlock_shared(tid);
+      dispose_op<D>(op);
       return result;
     }
     lock_.lock();
     Result result = structure_.execute(op);
     lock_.unlock();
+    dispose_op<D>(op);
     return result;
   }
 

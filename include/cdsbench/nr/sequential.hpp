@@ -16,6 +16,12 @@
 //   D::is_read_only(op) -> bool    true for ops that never change the state; such ops may run
 //                                  on one instance from several threads at once, so they must
 //                                  not write anything, not even a cache or a statistic
+//   D::dispose(op)                 optional: frees what an op owns (a heap copy of arguments
+//                                  too long to carry inline). Ops are copied bitwise (NR's log,
+//                                  the publication slots), the copies sharing what it owns;
+//                                  each construction's execute(tid, op) takes the op over and
+//                                  disposes of it exactly once, after its last execution on any
+//                                  instance (dispose_op below)
 //
 // Quiescent helpers every construction forwards (called only while no operation runs):
 //   for_each_item(fn)              the items the structure holds (the harness checksums them)
@@ -37,6 +43,12 @@ concept SequentialStructure = requires(D& d, const typename D::Op& op) {
   { d.execute(op) } -> std::same_as<typename D::Result>;
   { D::is_read_only(op) } -> std::same_as<bool>;
 } && std::is_trivially_copyable_v<typename D::Op>;
+
+// What a construction calls once per op it was given, when no instance will execute it again.
+template <SequentialStructure D>
+void dispose_op(const typename D::Op& op) noexcept {
+  if constexpr (requires { D::dispose(op); }) D::dispose(op);
+}
 
 template <class D>
 concept QuiescentlyCheckable = requires(const D& d) {
