@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := demo
 GENERATOR := -G Ninja
 
-.PHONY: demo test test-long deps build build-asan build-tsan bench-overhead bench-reclaim bench-prefill bench-nr bench-bst bench-hash bench-queue bench-dedup clean
+.PHONY: demo test test-long deps build build-asan build-tsan bench-overhead bench-reclaim bench-prefill bench-nr bench-bst bench-hash bench-queue bench-dedup bench-zset-server clean
 
 deps:
 	@scripts/install-deps
@@ -69,8 +69,12 @@ bench-queue: build
 bench-dedup: build
 	@.venv/bin/cdsbench-run experiments/dedup.py --out docs/results-dedup.md
 
+bench-zset-server: build
+	@.venv/bin/cdsbench-run experiments/zset_server.py --out docs/results-zset-server.md
+
 # What make test leaves out for time: dedup's full product of pipeline choices and a 1 GiB round
-# trip, and a Slurm task stopped at its time limit (tests/long; about 20 minutes on 2 cores).
+# trip, a Slurm task stopped at its time limit, the sorted-set server's soak test (tests/long;
+# about 25 minutes on 2 cores).
 test-long: build
 	@CDSBENCH_BUILD="$$PWD/build" .venv/bin/python -m pytest -q tests/long
 

@@ -251,13 +251,23 @@ const std::vector<Commands::Spec>& Commands::specs() {
 
 namespace {
 
-const std::unordered_map<std::string, int>& spec_index() {
-  static const std::unordered_map<std::string, int> index = [] {
-    std::unordered_map<std::string, int> m;
+// A command's index by its lowercase name, looked up with no allocation (the request path).
+const std::unordered_map<std::string_view, int>& spec_index() {
+  static const std::unordered_map<std::string_view, int> index = [] {
+    std::unordered_map<std::string_view, int> m;
     for (std::size_t i = 0; i < Commands::specs().size(); ++i) m.emplace(Commands::specs()[i].name, static_cast<int>(i));
     return m;
   }();
   return index;
+}
+
+// name's index, or -1: case-insensitive, as Redis looks commands up.
+int find_spec(std::string_view name) {
+  char folded[32];
+  if (name.size() > sizeof folded) return -1;
+  for (std::size_t i = 0; i < name.size(); ++i) folded[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[i])));
+  const auto it = spec_index().find(std::string_view(folded, name.size()));
+  return it == spec_index().end() ? -1 : it->second;
 }
 
 // One command's figures on one thread: one writer (the thread), read by INFO, so relaxed
@@ -286,10 +296,9 @@ Commands::~Commands() = default;
 void Commands::execute(int tid, std::span<const std::string_view> args, Session& session, std::string& out) {
   Call call{tid, args, session, Reply(out)};
   ThreadStats& stats = stats_[tid];
-  const std::string name = args[0].size() <= 32 ? lower(args[0]) : std::string();
-  const auto found = spec_index().find(name);
+  const int found = find_spec(args[0]);
   // In Redis's order: unknown command, wrong arity, then authentication.
-  if (found == spec_index().end()) {
+  if (found < 0) {
     // Redis 7.0's text: the name up to 128 bytes, then quoted arguments while the list is
     // under 128 bytes, each cut to what is left (%.*s: also cut at a NUL byte).
     auto c_string = [](std::string_view s, std::size_t most) { return s.substr(0, std::min(most, s.find('\0'))); };
@@ -304,8 +313,8 @@ void Commands::execute(int tid, std::span<const std::string_view> args, Session&
     add(stats.error_replies, 1);
     return;
   }
-  const Spec& spec = specs()[found->second];
-  CommandStats& cs = stats.per_command[found->second];
+  const Spec& spec = specs()[found];
+  CommandStats& cs = stats.per_command[found];
   const auto argc = static_cast<int>(args.size());
   if ((spec.arity > 0 && argc != spec.arity) || argc < -spec.arity) {
     call.error(std::string("ERR wrong number of arguments for '") + spec.name + "' command");
@@ -523,9 +532,9 @@ void Commands::command(Call& c) {
   if (sub == "info") {
     c.reply.array(c.args.size() - 2);
     for (std::size_t i = 2; i < c.args.size(); ++i) {
-      const auto it = spec_index().find(lower(c.args[i]));
-      if (it == spec_index().end()) c.reply.nil_array();
-      else describe(specs()[it->second]);
+      const int i_spec = find_spec(c.args[i]);
+      if (i_spec < 0) c.reply.nil_array();
+      else describe(specs()[i_spec]);
     }
     return;
   }

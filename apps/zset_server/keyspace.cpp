@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "cdsbench/nr/flat_combining.hpp"
@@ -99,14 +100,17 @@ Keyspace::ZKey* Keyspace::create(int tid, std::string_view key, const Op& op, Re
     if (z->next) z->next->prev = z;
     shards_[tid].head = z;
   }
+  // Counted before it is visible, so a DEL that removes it at once never counts first.
+  bump(counts_[tid].created, 1);
   const auto [winner, inserted] = map_.find_or_insert(tid, key, reinterpret_cast<std::uintptr_t>(z));
-  if (!inserted) {  // another thread created the key first: z was never reachable
+  if (!inserted) {  // another thread created the key first: z was never reachable from the map
+    bump(counts_[tid].created, -1);
+    z->state.store(ZKey::lost, std::memory_order_release);  // pairs with remove_all's acquire
     unlist(z);
-    zkeys_.deallocate(tid, z);
+    zkeys_.retire(tid, z);  // a FLUSHALL may hold it (inside our caller's guard)
     return nullptr;
   }
-  z->published.store(true, std::memory_order_release);  // pairs with remove_all's acquire
-  bump(counts_[tid].created, 1);
+  z->state.store(ZKey::published, std::memory_order_release);  // pairs with remove_all's acquire
   return z;
 }
 
@@ -145,13 +149,30 @@ void Keyspace::remove_all(int tid) {
   std::vector<ZKey*> keys;
   for (int s = 0; s < config_.threads; ++s) {
     std::lock_guard lock(shards_[s].mutex);
-    for (ZKey* z = shards_[s].head; z; z = z->next)
-      if (z->published.load(std::memory_order_acquire)) keys.push_back(z);
+    for (ZKey* z = shards_[s].head; z; z = z->next) keys.push_back(z);
   }
   for (ZKey* z : keys) {
+    // A pending set may already be the key's (its creator is between the insert and the
+    // store): wait for the outcome, a few instructions unless the creator was preempted.
+    int state;
+    while ((state = z->state.load(std::memory_order_acquire)) == ZKey::pending) sched_yield();
+    if (state == ZKey::lost) continue;
     const Result r = execute_on(tid, z, seq::SortedSet::clear());
     if (r.died) bury(tid, z);  // else it had died already: its killer buries it
   }
+}
+
+bool Keyspace::reclaim(int tid) {
+  // An epoch advances once a thread has seen every other one current or idle, one look per
+  // advance_every of its operations; the garbage goes two advances later. Empty operations
+  // (a guard; a find in the map, whose own reclaimer holds its key blobs and old tables) drive
+  // it, as long as no other thread stays inside an operation.
+  const int rounds = 3 * static_cast<int>(reclaim::EpochBased<>::advance_every) * (config_.threads + 1);
+  for (int i = 0; i < rounds; ++i) {
+    { auto guard = zkeys_.enter(tid); }
+    map_.find(tid, std::string_view());
+  }
+  return zkeys_.limbo_size(tid) > 0;
 }
 
 MethodCounters Keyspace::method_counters(int tid) {
@@ -160,7 +181,7 @@ MethodCounters Keyspace::method_counters(int tid) {
   for (int s = 0; s < config_.threads; ++s) {
     std::lock_guard lock(shards_[s].mutex);
     for (ZKey* z = shards_[s].head; z; z = z->next)
-      if (z->published.load(std::memory_order_acquire)) z->method->add_counters(sum);
+      if (z->state.load(std::memory_order_acquire) == ZKey::published) z->method->add_counters(sum);
   }
   return sum;
 }
@@ -172,9 +193,10 @@ KeyspaceCounts Keyspace::counts() const {
     const std::int64_t removed = counts_[t].removed.load(std::memory_order_relaxed);
     c.created += static_cast<std::uint64_t>(created);
     c.removed += static_cast<std::uint64_t>(removed);
-    c.keys += created - removed;
+    c.keys += created - removed;  // each term read at its own moment (see DBSIZE in the header)
     c.dead_retries += counts_[t].dead_retries.load(std::memory_order_relaxed);
   }
+  c.keys = std::max<std::int64_t>(c.keys, 0);
   return c;
 }
 

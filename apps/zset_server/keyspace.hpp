@@ -25,8 +25,9 @@
 //
 // Multi-key commands (DEL k1 k2, EXISTS k1 k2, FLUSHALL) are a sequence of single-key operations:
 // each key's part is linearizable, the command as a whole is not atomic (Redis's are). FLUSHALL
-// removes every key that existed when it started and was not removed meanwhile; a key created
-// while it runs may survive it.
+// removes every key that existed when it started (it waits for a set being published as it
+// starts) and was not removed meanwhile; a key created while it runs may survive it. DBSIZE is
+// exact when no command runs, else a count taken while keys come and go (never below 0).
 //
 // Memory per key: the method's object. NR keeps a log of --nr-log-entries entries per key
 // (each sizeof(Op) + 8 bytes: 48 bytes), fixed at the key's creation, plus one replica of the set
@@ -149,6 +150,10 @@ class Keyspace {
   bool remove(int tid, std::string_view key);  // DEL of one key: true iff it existed
   bool exists(int tid, std::string_view key);
   void remove_all(int tid);                     // FLUSHALL (see above for what it promises)
+  // Frees what thread tid retired, as far as the other threads allow (each reclaimer frees a
+  // thread's garbage only inside that thread's own operations: a worker that goes idle calls
+  // this, or what it removed would stay allocated until it serves again). True: some is left.
+  bool reclaim(int tid);
   KeyspaceCounts counts() const;
   MethodCounters method_counters(int tid);      // over the keys that exist now
 
@@ -159,7 +164,10 @@ class Keyspace {
     const std::unique_ptr<KeyMethod> method;
     const int shard;                    // the registry shard that lists it
     ZKey *prev = nullptr, *next = nullptr;  // in its shard's list, under the shard's mutex
-    std::atomic<bool> published{false};     // in the map (FLUSHALL skips one not yet there)
+    // pending: listed, maybe already in the map; published: in the map; lost: another set won
+    // the key, never reachable. FLUSHALL waits out a pending one.
+    enum State : int { pending, published, lost };
+    std::atomic<int> state{pending};
   };
   // Every ZKey that may be in the map, for FLUSHALL: one list per creating thread.
   struct alignas(false_sharing_range) Shard {

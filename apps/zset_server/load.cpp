@@ -506,7 +506,8 @@ int wait_process(pid_t pid) {
 // The server started after --: started pinned, ready once it answers PING, stopped with SIGTERM.
 class SpawnedServer {
  public:
-  explicit SpawnedServer(const Options& o) : pid_(start_process(o.spawn, o.server_cpus, -1)) {
+  // Its standard output goes to our standard error: ours carries only the key=value report.
+  explicit SpawnedServer(const Options& o) : pid_(start_process(o.spawn, o.server_cpus, STDERR_FILENO)) {
     const auto deadline = Clock::now() + std::chrono::seconds(20);
     for (;;) {
       try {
@@ -740,7 +741,7 @@ std::string validate(const Options& o, const Run& run) {
   return {};
 }
 
-Json report(const Options& o, const Run& run, const std::string& validation_error) {
+Json report(const Options& o, const Run& run, const std::string& validation_error, Json machine) {
   Json doc;
   Json& config = doc["config"];
   config["program"] = program;
@@ -775,7 +776,7 @@ Json report(const Options& o, const Run& run, const std::string& validation_erro
   config["duration_s"] = o.duration_s;
   config["warmup_s"] = o.warmup_s;
   config["seed"] = o.seed;
-  doc["machine"] = cdsb::bench::machine_json(cdsb::Topology());
+  doc["machine"] = std::move(machine);
   doc["warnings"] = Json::array();
 
   Json t;
@@ -786,7 +787,7 @@ Json report(const Options& o, const Run& run, const std::string& validation_erro
                                                                      : static_cast<double>(reads + updates) / run.window_s;
   t["zrank_requests"] = reads;
   t["zincrby_requests"] = updates;
-  Json histograms;
+  Json histograms = Json::object();
   cdsb::bench::put_latency(t, histograms, "zrank", run.tally.latency[zrank_op]);
   cdsb::bench::put_latency(t, histograms, "zincrby", run.tally.latency[zincrby_op]);
   rusage self{};
@@ -816,6 +817,9 @@ Json report(const Options& o, const Run& run, const std::string& validation_erro
       put_method("nr_catch_ups_by_others", static_cast<double>(m.catch_ups_by_others));
     }
     if (k == Method::sl) put_method("lock_waits", static_cast<double>(m.lock_waits));
+    const auto rss = cdsb::bench::current_rss_bytes(), peak = cdsb::bench::peak_rss_bytes();
+    t["rss_bytes"] = rss ? Json(*rss) : Json("unavailable");
+    t["peak_rss_bytes"] = peak ? Json(*peak) : Json("unavailable");
   } else {
     for (const char* name : {"combines", "combined_ops", "nr_log_entries_written", "nr_log_full_waits",
                              "nr_catch_ups_by_others", "lock_waits"})
@@ -834,7 +838,8 @@ Json report(const Options& o, const Run& run, const std::string& validation_erro
       workers.push_back(cpu_of(run.info_after, "used_cpu_worker_" + std::to_string(w)) -
                         cpu_of(run.info_before, "used_cpu_worker_" + std::to_string(w)));
     if (!workers.empty()) t["server_worker_cpu_s"] = workers;
-    if (run.info_after.count("used_memory_rss")) t["server_rss_bytes"] = run.info_after.at("used_memory_rss");
+    if (run.info_after.count("used_memory_rss")) t["server_rss_bytes"] = std::stoull(run.info_after.at("used_memory_rss"));
+    if (run.info_after.count("used_memory")) t["server_used_memory_bytes"] = std::stoull(run.info_after.at("used_memory"));
   }
   for (const auto& [k, v] : run.driver_figures.items())
     if (k != "requests_per_s") t[k] = v;
@@ -923,6 +928,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    Json machine = cdsb::bench::machine_json(cdsb::Topology());  // the machine's, before --client-cpus narrows ours
     pin(0, o.client_cpus);
     std::optional<SpawnedServer> server;
     if (!o.spawn.empty()) server.emplace(o);
@@ -932,7 +938,7 @@ int main(int argc, char** argv) {
         throw Failure("the server started after -- exited with status " + std::to_string(status) + " when stopped");
     }
     const std::string validation_error = validate(o, run);
-    const Json doc = report(o, run, validation_error);
+    const Json doc = report(o, run, validation_error, std::move(machine));
     if (!o.json.empty() && !cdsb::bench::write_file_atomically(o.json, doc.dump(2) + "\n"))
       throw Failure(o.json + ": cannot write the report");
     cdsb::bench::print_kv(std::cout, doc["config"]);

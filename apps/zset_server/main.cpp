@@ -83,9 +83,9 @@ int main(int argc, char** argv) {
                  "(the study's one hot set used 1048576) [1024]");
   app.add_option("--maxclients", maxclients, "Connections served at once; more are refused with an error [10000]");
   app.add_option("--proto-max-bulk-len", bulk, "Longest bulk string a request may carry [512mb]");
-  app.add_option("--client-query-buffer-limit", query, "A connection whose unread requests exceed this is closed [1gb]");
+  app.add_option("--client-query-buffer-limit", query, "A connection whose requests read but not yet run exceed this is closed [1gb]");
   app.add_option("--client-output-buffer-limit", output,
-                 "A connection whose unsent replies exceed this is closed; its requests wait unread from 4mb of "
+                 "A connection whose unsent replies exceed this is closed; its requests wait unrun from 4mb of "
                  "unsent replies [256mb]");
   app.add_option("--hash-seed", seed, "The hashes' secret, for a reproducible run [random at each start]");
   if (auto stop = cdsb::bench::parse_with_cli11(app, argc, argv)) {

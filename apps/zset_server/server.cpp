@@ -30,6 +30,7 @@ constexpr std::size_t read_chunk = 16 << 10;     // Redis's PROTO_IOBUF_LEN
 constexpr std::size_t largest_read = 1 << 20;    // a big bulk is read in pieces of at most this
 constexpr int reads_per_event = 16;              // then the next connection gets its turn
 constexpr std::size_t idle_buffer_keep = 64 << 10;
+constexpr int idle_reclaim_ms = 100;  // a worker idle this long frees what it removed
 
 std::string system_error(const std::string& what) { return what + ": " + std::strerror(errno); }
 
@@ -95,6 +96,7 @@ struct Server::Connection {
   std::string out;
   std::size_t out_begin = 0;  // bytes of `out` already sent
   bool closing = false;       // send what is queued, then close
+  bool runnable = false;      // requests already read wait their turn (send_and_resume)
   std::uint32_t watched = 0;  // the epoll events registered now
   std::size_t pending_output() const noexcept { return out.size() - out_begin; }
 };
@@ -141,8 +143,14 @@ class Server::Worker {
  private:
   void loop() {
     epoll_event events[256];
+    bool may_hold_garbage = false;  // what this worker removed is freed only by its own operations
     while (!stopping_.load(std::memory_order_acquire)) {
-      const int n = epoll_wait(epoll_fd_, events, 256, -1);
+      const int n = epoll_wait(epoll_fd_, events, 256, may_hold_garbage ? idle_reclaim_ms : -1);
+      if (n == 0) {  // idle for a while: free what we retired (Keyspace::reclaim)
+        may_hold_garbage = server_.keys_.reclaim(tid_);
+        continue;
+      }
+      may_hold_garbage = true;
       for (int i = 0; i < n; ++i) {
         auto* c = static_cast<Connection*>(events[i].data.ptr);
         if (!c) {
@@ -177,15 +185,18 @@ class Server::Worker {
 
   void serve(Connection* c, std::uint32_t events) {
     bool open = true;
-    if (events & EPOLLOUT) open = flush(*c);
-    if (open && (events & (EPOLLIN | EPOLLHUP | EPOLLERR))) open = read_and_process(*c);
-    if (open) open = flush(*c);
+    if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) open = read_input(*c);
+    if (open) open = send_and_resume(*c);
+    if (open) open = watch(*c);
     if (!open) close_connection(c);
   }
 
-  // False when the connection must close now.
-  bool read_and_process(Connection& c) {
-    if (c.closing || c.pending_output() >= pause_at()) return true;  // not reading: epoll said so late
+  // Reads what the client sent, and runs the complete requests while fewer than pause_at()
+  // bytes of replies wait. Reading goes on while replies wait (a client may write its whole
+  // pipeline before it reads a reply): the query buffer's limit bounds what piles up. False:
+  // close now.
+  bool read_input(Connection& c) {
+    if (c.closing) return true;  // what follows QUIT or a protocol error is not read
     WorkerCounters& counters = server_.status_.counters[tid_];
     for (int r = 0; r < reads_per_event; ++r) {
       const std::size_t want = std::clamp(c.parser.bytes_wanted(), read_chunk, largest_read);
@@ -204,13 +215,13 @@ class Server::Worker {
         return false;  // as Redis: closed without a reply
       }
       process(c);
-      if (c.closing || c.pending_output() >= pause_at() || static_cast<std::size_t>(n) < want) break;
+      if (c.closing || static_cast<std::size_t>(n) < want) break;
     }
     c.in.trim();
     return true;
   }
 
-  std::size_t pause_at() const { return std::min(pause_reading_at, server_.settings_.client_output_buffer_limit); }
+  std::size_t pause_at() const { return std::min(pause_requests_at, server_.settings_.client_output_buffer_limit); }
 
   // Runs every complete request in the input, in order, until the replies waiting reach the
   // pause threshold (the rest waits in the input until the client reads).
@@ -243,8 +254,26 @@ class Server::Worker {
     }
   }
 
-  // Sends what it can; watches for writability while replies wait. False: close now.
-  bool flush(Connection& c) {
+  // Sends what the socket takes. When the replies waiting fall below the pause threshold, runs
+  // the requests already read (no read event comes for them) and sends again, a bounded number
+  // of rounds (then `runnable` keeps the connection's turn: watch()). False: close now.
+  bool send_and_resume(Connection& c) {
+    c.runnable = false;
+    for (int round = 0;; ++round) {
+      if (!send_some(c)) return false;
+      if (c.closing || c.pending_output() >= pause_at() || c.in.size() == 0) break;
+      if (round == reads_per_event) {
+        c.runnable = true;
+        break;
+      }
+      const std::size_t waiting = c.in.size();
+      process(c);
+      if (c.in.size() == waiting && !c.closing) break;  // nothing complete: wait for more input
+    }
+    return !(c.closing && c.pending_output() == 0);  // all sent before closing
+  }
+
+  bool send_some(Connection& c) {
     WorkerCounters& counters = server_.status_.counters[tid_];
     while (c.pending_output() > 0) {
       const ssize_t n = ::send(c.fd, c.out.data() + c.out_begin, c.pending_output(), MSG_NOSIGNAL);
@@ -257,26 +286,27 @@ class Server::Worker {
       counters.add(&WorkerCounters::output_bytes, static_cast<std::uint64_t>(n));
     }
     if (c.pending_output() == 0) {
-      if (c.closing) return false;
       c.out_begin = 0;
       if (c.out.capacity() > idle_buffer_keep) std::string().swap(c.out);
       else c.out.clear();
+    } else if (c.out_begin >= idle_buffer_keep && 2 * c.out_begin >= c.out.size()) {
+      // What was sent goes: a client that reads a little slower than we reply never lets the
+      // waiting replies reach 0, and `out` would otherwise keep every byte ever sent.
+      c.out.erase(0, c.out_begin);
+      c.out_begin = 0;
     }
-    // Drained below the threshold with requests still waiting in the input: run them now (no
-    // read event will come for bytes already read).
-    if (!c.closing && c.pending_output() < pause_at() && c.in.size() > 0) {
-      process(c);
-      if (c.pending_output() > 0 && c.pending_output() < pause_at()) return flush(c);
-    }
-    const bool reading = !c.closing && c.pending_output() < pause_at();
-    const std::uint32_t want = (reading ? EPOLLIN : 0u) | (c.pending_output() > 0 ? EPOLLOUT : 0u);
-    if (want != c.watched) {
-      epoll_event e{};
-      e.events = want;
-      e.data.ptr = &c;
-      if (epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &e) != 0) return false;
-      c.watched = want;
-    }
+    return true;
+  }
+
+  // Reads while not closing; writes while replies wait (or requests already read wait their turn).
+  bool watch(Connection& c) {
+    const std::uint32_t want = (c.closing ? 0u : EPOLLIN) | (c.pending_output() > 0 || c.runnable ? EPOLLOUT : 0u);
+    if (want == c.watched) return true;
+    epoll_event e{};
+    e.events = want;
+    e.data.ptr = &c;
+    if (epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &e) != 0) return false;
+    c.watched = want;
     return true;
   }
 

@@ -12,8 +12,10 @@
 //   - a request's bulk string over proto-max-bulk-len, a bad type byte, bad lengths: a protocol
 //     error reply, then the connection is closed (resp_parser.hpp);
 //   - a query buffer over client-query-buffer-limit: the connection is closed;
-//   - replies waiting for a client that does not read: past `pause_reading_at` (4 MiB, or the
-//     output limit if smaller) the worker stops reading that client's requests until it drains;
+//   - replies waiting for a client that does not read: past `pause_requests_at` (4 MiB, or the
+//     output limit if smaller) the worker stops running that client's requests until it drains;
+//     it goes on reading them (a client may send its whole pipeline before reading a reply),
+//     so what waits is bounded by the query buffer's limit;
 //     replies waiting past client-output-buffer-limit (checked after each reply, as Redis does:
 //     one reply can be large) close the connection, unsent;
 //   - connections over maxclients get "-ERR max number of clients reached" and are closed.
@@ -44,7 +46,7 @@ class Server {
   // Async-signal-safe: asks run() to return.
   void stop() noexcept;
 
-  static constexpr std::size_t pause_reading_at = std::size_t{4} << 20;
+  static constexpr std::size_t pause_requests_at = std::size_t{4} << 20;
 
  private:
   struct Connection;

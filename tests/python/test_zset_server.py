@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from conftest import BUILD
-from zset_servers import RawClient, encode, our_server, real_redis
+from zset_servers import RawClient, encode, free_port, our_server, real_redis
 
 METHODS = ["nr", "sl", "rwl", "fc", "fcplus"]
 
@@ -328,10 +328,11 @@ def test_a_thousand_idle_connections_and_clients_that_leave_mid_request():
 
 
 def test_a_client_that_never_reads_its_replies_holds_bounded_memory():
-    """It pipelines ZRANGEs of a 2,000-member set (about 30 KB a reply) and reads nothing: the
-    server stops reading its requests once 4 MiB of replies wait, so its memory stays bounded
-    while the client's sends block; other clients are served meanwhile."""
-    with our_server("--threads", "2") as ours:
+    """It pipelines ZRANGEs of a 2,000-member set (about 30 KB a reply) and reads nothing: once 4 MiB
+    of replies wait, the server runs no more of its requests, and what it goes on sending piles up
+    only to the query buffer's limit (16 MB here), where the connection is closed; other clients
+    are served meanwhile."""
+    with our_server("--threads", "2", "--client-query-buffer-limit", "16mb") as ours:
         c = RawClient(ours.port)
         members = [x for i in range(2000) for x in (str(i), f"member-{i:08d}")]
         assert c.call("ZADD", "big", *members) == b":2000\r\n"
@@ -344,13 +345,56 @@ def test_a_client_that_never_reads_its_replies_holds_bounded_memory():
             while sent < 200 << 20:  # 200 MB of requests would ask for 60 GB of replies
                 hog.sendall(request)
                 sent += len(request)
-        except (socket.timeout, TimeoutError):
+        except (socket.timeout, TimeoutError, BrokenPipeError, ConnectionResetError):
             pass
-        assert sent < 200 << 20, "the server read every request of a client that reads nothing"
+        assert sent < 200 << 20, "the server took every request of a client that reads nothing"
         assert c.call("ZCARD", "big") == b":2000\r\n"
         grown = rss_bytes(ours.process.pid) - start
         assert grown < 64 << 20, f"the server grew by {grown} bytes for one client"
+        assert b"client_buffer_limit_disconnections:1\r\n" in c.call("INFO", "stats")
         hog.close()
+
+
+def test_a_pipeline_sent_whole_before_its_replies_are_read_completes():
+    """As redis-py's pipelines do: 200 requests written before any reply is read, their replies
+    (16 MB) far more than the socket buffers hold; the server reads on while replies wait, runs the
+    requests as the client drains them, and serves another client meanwhile."""
+    with our_server("--threads", "1") as ours:
+        members = [x for i in range(1000) for x in (str(i), f"member-{i:08d}")]
+        batch = b"".join(encode("ZADD", "big", *members[2 * (k % 10) * 100: 2 * (k % 10 + 1) * 100]) +
+                         encode("ZRANGE", "big", "0", "-1", "WITHSCORES") for k in range(200))
+        writer = RawClient(ours.port, timeout=30)
+        sender = threading.Thread(target=writer.send, args=(batch,))
+        sender.start()
+        other = RawClient(ours.port)
+        assert other.call("PING") == b"+PONG\r\n"
+        replies = [writer.reply() for _ in range(400)]
+        sender.join()
+        assert all(r.startswith(b":") for r in replies[0::2])
+        assert all(r.startswith(b"*") for r in replies[1::2]) and replies[-1].startswith(b"*2000\r\n")
+        assert other.call("ZCARD", "big") == b":1000\r\n"
+
+
+def test_what_an_idle_worker_removed_is_freed():
+    """2,000 NR keys (48 KiB of log each) removed by FLUSHALL: the worker that removed them goes idle,
+    and the memory comes back without any further command on it."""
+    with our_server("--threads", "1", "--method", "nr") as ours:
+        c = RawClient(ours.port)
+
+        def used():
+            info = c.call("INFO", "memory").decode()
+            return int(info.split("used_memory:")[1].split("\r\n")[0])
+
+        start = used()
+        c.send(b"".join(encode("ZADD", f"key:{i}", "1", "m") for i in range(2000)))
+        assert all(c.reply() == b":1\r\n" for _ in range(2000))
+        full = used()
+        assert full - start > 80 << 20, (start, full)
+        assert c.call("FLUSHALL") == b"+OK\r\n"
+        deadline = time.monotonic() + 10
+        while used() - start > 16 << 20 and time.monotonic() < deadline:
+            time.sleep(0.3)  # INFO enters no operation: only the worker's idle reclaim frees
+        assert used() - start <= 16 << 20, (start, full, used())
 
 
 def test_buffer_limits_close_the_connection():
@@ -386,3 +430,61 @@ def test_more_clients_than_maxclients_are_refused_with_an_error():
         kept[0].close()
         time.sleep(0.2)
         assert RawClient(ours.port).call("PING") == b"+PONG\r\n"
+
+
+LOAD = BUILD / "cdsbench-zset-load"
+
+
+def load(*args, timeout=120):
+    p = subprocess.run([str(LOAD), *map(str, args)], capture_output=True, text=True, timeout=timeout)
+    return p.returncode, dict(line.split("=", 1) for line in p.stdout.splitlines() if "=" in line), p.stderr
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_the_load_generator_in_process_validates_every_score(method):
+    code, out, err = load("--in-process", "--method", method, "--threads", 3, "--update-ratio", 50, "--items", 500,
+                          "--duration", 1, "--warmup", 0)
+    assert code == 0, err
+    assert out["valid"] == "true" and out["result"] == "PASS" and out["method"] == method
+    assert int(out["zincrby_requests"]) > 0 and int(out["zrank_requests"]) > 0
+    assert len(out["thread_cpu_s"].split(",")) == 3
+
+
+def test_the_load_generator_drives_our_server_and_redis_server_through_both_drivers():
+    """A server started after `--` on a free port: ours, then the real redis-server, each driven by
+    our clients and by the real redis-benchmark; the scores validated each time."""
+    for server in ([str(BUILD / "cdsbench-zset-server"), "--threads", "1", "--method", "fcplus"],
+                   ["redis-server", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]):
+        for driver in ("load", "redis-benchmark"):
+            port = free_port()
+            code, out, err = load("--target", f"127.0.0.1:{port}", "--driver", driver, "--clients", 10, "--pipeline", 4,
+                                  "--update-ratio", 20, "--items", 1000, "--duration", 1, "--warmup", 0, "--",
+                                  *server, "--port", port)
+            assert code == 0, (server, driver, err)
+            assert out["valid"] == "true" and out["driver"] == driver, (server, driver, out)
+            assert out["server"] == ("redis-server" if server[0] == "redis-server" else "cdsbench-zset-server")
+            assert float(out["requests_per_server_cpu_s"]) > 0 and float(out["requests_per_s"]) > 0
+            if driver == "redis-benchmark":
+                assert out["zrank_clients"] == "8" and out["zincrby_clients"] == "2"
+
+
+def test_the_load_generator_refuses_bad_options_in_one_line():
+    for args, words in [(["--in-process", "--target", "127.0.0.1:1"], "choose one path"),
+                        (["--in-process", "--update-ratio", "101"], "--update-ratio: 101 is out of range"),
+                        (["--target", "nowhere"], "--target: 'nowhere' is not IPV4:PORT or unix:PATH"),
+                        (["--target", "unix:/x", "--driver", "redis-benchmark"], "--driver redis-benchmark: needs"),
+                        (["--target", "127.0.0.1:1", "--driver", "memtier"], "--driver: 'memtier' is not a driver"),
+                        (["--in-process", "--server-cpus", "1"], "--server-cpus: pins the server started after --")]:
+        code, _, err = load(*args)
+        assert code == 2 and err.count("\n") == 1 and words in err, (args, err)
+    code, _, err = load("--target", f"127.0.0.1:{free_port()}", "--duration", 1)
+    assert code == 1 and "Connection refused" in err
+
+
+def test_soak_many_clients_every_reply_checked():
+    """200 clients on 2 workers for 5 s, half updates, every reply checked and every score validated
+    (tests/long runs it for a minute per method)."""
+    with our_server("--threads", "2", "--method", "nr", "--nr-replicas", "2") as ours:
+        code, out, err = load("--target", f"127.0.0.1:{ours.port}", "--clients", 200, "--client-threads", 2,
+                              "--pipeline", 4, "--update-ratio", 50, "--items", 2000, "--duration", 5, "--warmup", 0)
+    assert code == 0 and out["valid"] == "true", err

@@ -124,6 +124,13 @@ class EpochBased : public ReclaimerBase<EpochBased<Alloc>, Alloc> {
 
   std::uint64_t epoch() const noexcept { return epoch_.load(std::memory_order_relaxed); }
 
+  // Thread tid's own limbo (retired, not yet freed): tid only, its bags being private to it.
+  std::size_t limbo_size(int tid) const noexcept {
+    std::size_t n = 0;
+    for (const Bag& b : local_[tid]->bags) n += b.nodes.size();
+    return n;
+  }
+
  private:
   static constexpr std::uint64_t quiescent_bit = 1;
 

@@ -1,0 +1,233 @@
+"""The sorted-set server against the real redis-server: the Node Replication study's Redis
+experiment (Calciu et al., ASPLOS 2017, §7) on this machine (`make bench-zset-server`, which
+writes docs/results-zset-server.md).
+
+One sorted set of 10,000 members chosen uniformly; ZRANK reads and ZINCRBY updates. Each run is
+one `cdsbench-zset-load` (apps/zset_server/load.cpp), every reply checked and the scores
+validated at the end. Parts, one section of the page each:
+
+- `in_process`: the study's mode, the commands called right after the protocol layer: every
+  method x 1, 2, 4 threads x 0, 10, 50, 100% updates, NR with the study's 1 M-entry log.
+- `network`: through TCP on loopback, 50 clients, 10% updates, without and with pipelining (16
+  requests in flight per client): our server with each method and one worker thread, and the real
+  redis-server, each pinned to CPU 1 with its clients on CPU 0 (the 2 cores: the client needs
+  one), driven by our load generator and by the real redis-benchmark (45 clients of ZRANK and 5 of
+  ZINCRBY at once: it sends one command per run).
+- `network_ratios`: the same through redis-benchmark without pipelining at 0, 50 and 100% updates,
+  for NR and redis-server.
+
+About 25 minutes on 2 cores. The environment shrinks it (lists are comma-separated):
+
+    CDSBENCH_ZSET_PARTS=in_process         these parts only
+    CDSBENCH_ZSET_METHODS=nr,sl            these methods only
+    CDSBENCH_ZSET_SECONDS=3                seconds measured per run (after 1 s of warm-up)
+
+and `--trials N` the trials per point (the network part has 5 by default, the others 3).
+"""
+from cdsbench.experiment import Experiment, Line, env
+from cdsbench.markdown import DASH, cell, compare, failed_points, parts_not_measured, ratio_text, spread_line, table
+
+ALL_METHODS = ["nr", "sl", "rwl", "fc", "fcplus"]
+METHODS = env("CDSBENCH_ZSET_METHODS", ALL_METHODS, choices=ALL_METHODS)
+SECONDS = env("CDSBENCH_ZSET_SECONDS", 3, kind=int, minimum=1)
+PORT = 16380
+NETWORK_TRIALS = 5
+# The study's ratios at its largest thread count (its Fig. 11): NR's throughput over each
+# baseline's, at 10% and 100% updates; at 0%, RWL ~ NR ~ FC+ while FC and SL stay flat.
+STUDY_RATIOS = {10: {"fcplus": 2.6, "rwl": 3.9, "fc": 4.9, "sl": 14}, 100: {"fcplus": 1.1, "rwl": 3.7, "fc": 1.1, "sl": 4.4}}
+
+PARTS = {
+    "in_process": {"server": METHODS, "threads": [1, 2, 4], "update": [0, 10, 50, 100], "pipeline": [1],
+                   "driver": ["in_process"]},
+    "network": {"server": METHODS + ["redis"], "threads": [1], "update": [10], "pipeline": [1, 16],
+                "driver": ["load", "redis-benchmark"]},
+    "network_ratios": {"server": [m for m in ["nr"] if m in METHODS] + ["redis"], "threads": [1], "update": [0, 50, 100],
+                       "pipeline": [1], "driver": ["redis-benchmark"]},
+}
+SELECTED = env("CDSBENCH_ZSET_PARTS", list(PARTS), choices=list(PARTS))
+
+
+def union(name):
+    return list(dict.fromkeys(v for part in SELECTED for v in PARTS[part][name]))
+
+
+def outside(p):
+    return any(p[name] not in values for name, values in PARTS[p["part"]].items())
+
+
+def command(p, load):
+    argv = [load, "--update-ratio", p["update"], "--duration", SECONDS, "--warmup", 1, "--items", 10000]
+    if p["driver"] == "in_process":
+        return argv + ["--in-process", "--method", p["server"], "--threads", p["threads"], "--nr-log-entries", 1 << 20]
+    argv += ["--target", "127.0.0.1:%d" % PORT, "--driver", p["driver"], "--clients", 50, "--pipeline", p["pipeline"],
+             "--client-cpus", 0, "--server-cpus", 1]
+    if p["server"] == "redis":
+        server = ["redis-server", "--port", PORT, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    else:
+        server = ["build/cdsbench-zset-server", "--port", PORT, "--threads", p["threads"], "--method", p["server"],
+                  "--nr-log-entries", 1 << 20, "--hash-seed", 1]
+    return argv + ["--"] + server
+
+
+# ---------------------------------------------------------------------------------------------
+# The page
+
+
+def kops(v):
+    return "%.0f" % (v / 1000)
+
+
+def point(results, **params):
+    return results.point(**params)
+
+
+def render_goals(w, results):
+    w("## Goals")
+    w("")
+    for driver in ("redis-benchmark", "load"):
+        for pipeline in (1, 16):
+            theirs = results.point(part="network", server="redis", driver=driver, pipeline=pipeline)
+            ours = [(results.point(part="network", server=m, driver=driver, pipeline=pipeline), m) for m in METHODS]
+            ours = [(p, m) for p, m in ours if p is not None and p.status == "ok"]
+            if theirs is None or not ours:
+                continue
+            best, method = max(ours, key=lambda pm: pm[0].median("requests_per_s") or 0)
+            rps = compare(best, theirs, "requests_per_s")
+            cpu = compare(best, theirs, "requests_per_server_cpu_s")
+            met = lambda c: c is not None and c.has_ci and c.low >= 1.0  # noqa: E731
+            w("- Through %s, %s, 50 clients, 10%% updates: our server's best method (`%s`, one worker) against "
+              "redis-server: requests/s %s (%s against %s k/s): %s; requests per server CPU-second %s (%s against "
+              "%s k): %s." % (
+                  "the real redis-benchmark" if driver == "redis-benchmark" else "our load generator",
+                  "without pipelining" if pipeline == 1 else "pipelined 16 deep", method, ratio_text(rps),
+                  cell(best, "requests_per_s", kops), cell(theirs, "requests_per_s", kops),
+                  "met" if met(rps) else "NOT met", ratio_text(cpu), cell(best, "requests_per_server_cpu_s", kops),
+                  cell(theirs, "requests_per_server_cpu_s", kops), "met" if met(cpu) else "NOT met"))
+    w("- With 8 server cores, at least 3x redis-server's requests/s: unavailable (this machine has 2 cores; the "
+      "server gets one of them).")
+    w("")
+    w("The best method is chosen after the runs, from five: its interval is that of the chosen one, with no "
+      "allowance for the choice.")
+    w("")
+
+
+def render_in_process(w, results):
+    w("## In process: the methods, as the study measured them")
+    w("")
+    w("Thousands of requests per second (median of %s trials), the commands called right after the protocol "
+      "layer by the threads named; NR with one replica (one NUMA node here) and a 1 M-entry log." % results.trials)
+    w("")
+    cells = []
+    for update in PARTS["in_process"]["update"]:
+        rows = []
+        for m in METHODS:
+            row = ["`%s`" % m]
+            for threads in PARTS["in_process"]["threads"]:
+                p = results.point(part="in_process", server=m, threads=threads, update=update)
+                cells.append((p, "%s, %d threads, %d%%" % (m, threads, update)))
+                row.append(cell(p, "requests_per_s", kops))
+            rows.append(row)
+        if any(results.points(part="in_process", update=update)):
+            w("### %d%% updates" % update)
+            w("")
+            w(table(["method"] + ["%d threads" % t for t in PARTS["in_process"]["threads"]], rows))
+            w("")
+    if cells:
+        w(spread_line(cells, "requests_per_s"))
+        w("")
+        top = max(PARTS["in_process"]["threads"])
+        for update, ratios in STUDY_RATIOS.items():
+            nr = results.point(part="in_process", server="nr", threads=top, update=update)
+            parts = []
+            for m, study in ratios.items():
+                c = compare(nr, results.point(part="in_process", server=m, threads=top, update=update), "requests_per_s")
+                parts.append("over `%s` %s (study: %.1fx)" % (m, ratio_text(c), study))
+            w("- At %d threads and %d%% updates, NR's requests/s %s." % (top, update, "; ".join(parts)))
+        w("")
+        section = failed_points(cells)
+        if section:
+            w(section)
+
+
+def render_network(w, results):
+    w("## Through the network: our server and redis-server")
+    w("")
+    w("Thousands of requests per second and thousands per server CPU-second (medians), 50 clients, 10% updates, "
+      "the server pinned to CPU 1 (one worker thread) and its clients to CPU 0.")
+    w("")
+    cells = []
+    rows = []
+    for server in METHODS + ["redis"]:
+        row = ["`%s`" % server if server != "redis" else "redis-server"]
+        for driver in ("redis-benchmark", "load"):
+            for pipeline in (1, 16):
+                p = results.point(part="network", server=server, driver=driver, pipeline=pipeline)
+                cells.append((p, "%s, %s, pipeline %d" % (server, driver, pipeline)))
+                row.append("%s (%s)" % (cell(p, "requests_per_s", kops), cell(p, "requests_per_server_cpu_s", kops)))
+        rows.append(row)
+    if any(p for p, _ in cells):
+        w(table(["server"] + ["%s, %s" % (d, "no pipelining" if pl == 1 else "pipeline 16")
+                              for d in ("redis-benchmark", "load") for pl in (1, 16)], rows))
+        w("")
+        w(spread_line(cells, "requests_per_s"))
+        w("")
+        section = failed_points(cells)
+        if section:
+            w(section)
+    ratio_cells, ratio_rows = [], []
+    for server in PARTS["network_ratios"]["server"]:
+        row = ["`%s`" % server if server != "redis" else "redis-server"]
+        for update in PARTS["network_ratios"]["update"]:
+            p = results.point(part="network_ratios", server=server, update=update)
+            ratio_cells.append((p, "%s, %d%%" % (server, update)))
+            row.append(cell(p, "requests_per_s", kops))
+        ratio_rows.append(row)
+    if any(p for p, _ in ratio_cells):
+        w("### Update ratios through redis-benchmark (no pipelining)")
+        w("")
+        w(table(["server"] + ["%d%% updates" % u for u in PARTS["network_ratios"]["update"]], ratio_rows))
+        w("")
+        section = failed_points(ratio_cells)
+        if section:
+            w(section)
+
+
+def page(results):
+    out = []
+    w = out.append
+    w("Each section is one part of the experiment (issue 18), its points measured side by side. A ratio is A's")
+    w("runs against B's: the ratio of the medians with its 95% bootstrap interval. Every run checked every reply")
+    w("and validated the set's scores at its end.")
+    w("")
+    render_goals(w, results)
+    render_in_process(w, results)
+    render_network(w, results)
+    missing = parts_not_measured(results, PARTS, "CDSBENCH_ZSET_PARTS")
+    if missing:
+        w(missing)
+        w("")
+    return "\n".join(out)
+
+
+EXPERIMENT = Experiment(
+    title="The sorted-set server: results",
+    description="Issue 18: the Node Replication study's Redis experiment in process and through the network, "
+                "against the real redis-server; see the docstring of experiments/zset_server.py.",
+    grid={"part": SELECTED, "server": union("server"), "threads": union("threads"), "update": union("update"),
+          "pipeline": union("pipeline"), "driver": union("driver")},
+    exclude=[outside],
+    trials=3,
+    trials_for=lambda p: NETWORK_TRIALS if p["part"] == "network" else 3,
+    harness="build/cdsbench-zset-load",
+    build=[["cmake", "--build", "build", "--target", "cdsbench-zset-load", "cdsbench-zset-server"]],
+    command=command,
+    json_output=False,  # the server's command ends the argv (after --): the report is read from stdout
+    validate=['result == "PASS"', "requests_per_s > 0"],
+    plots=[
+        Line(x="threads", y="requests_per_s", series="server", facets=["part", "update"],
+             where={"part": ["in_process"]}, title="In process: requests/s by threads"),
+    ],
+    metric="requests_per_s",
+    timeout_s=120,
+    page=page,
+)
