@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "apps/zset_server/reply.hpp"
+#include "apps/zset_server/resp_parser.hpp"
 #include "bench/core/machine_info.hpp"
 
 namespace cdsb::bench {
@@ -46,33 +47,6 @@ std::string lower(std::string_view s) {
   return r;
 }
 
-// Redis's string2ll: optional '-', no '+', no spaces, no leading zeros, no overflow.
-bool parse_integer(std::string_view s, long long& out) {
-  if (s.empty() || s.size() > 20) return false;
-  if (s == "0") {
-    out = 0;
-    return true;
-  }
-  std::size_t i = 0;
-  const bool negative = s[0] == '-';
-  if (negative && ++i == s.size()) return false;
-  if (s[i] < '1' || s[i] > '9') return false;
-  unsigned long long v = 0;
-  for (; i < s.size(); ++i) {
-    if (s[i] < '0' || s[i] > '9') return false;
-    const unsigned d = static_cast<unsigned>(s[i] - '0');
-    if (v > (ULLONG_MAX - d) / 10) return false;
-    v = v * 10 + d;
-  }
-  if (negative) {
-    if (v > static_cast<unsigned long long>(LLONG_MAX) + 1) return false;
-    out = v == static_cast<unsigned long long>(LLONG_MAX) + 1 ? LLONG_MIN : -static_cast<long long>(v);
-  } else {
-    if (v > static_cast<unsigned long long>(LLONG_MAX)) return false;
-    out = static_cast<long long>(v);
-  }
-  return true;
-}
 
 // Redis's getDoubleFromObject: strtod over the whole argument, no leading space, no overflow
 // or underflow to zero, no NaN ("inf", "-inf" and hexadecimal are accepted, as strtod does).
@@ -368,7 +342,7 @@ void Commands::hello(Call& c) {
   std::size_t i = 1;
   if (c.args.size() > 1) {
     long long version = 0;
-    if (!parse_integer(c.args[1], version)) return c.error("ERR Protocol version is not an integer or out of range");
+    if (!parse_redis_integer(c.args[1], version)) return c.error("ERR Protocol version is not an integer or out of range");
     if (version != 2) return c.error("NOPROTO unsupported protocol version");
     i = 2;
   }
@@ -419,7 +393,7 @@ void Commands::quit(Call& c) {
 
 void Commands::select(Call& c) {
   long long db = 0;
-  if (!parse_integer(c.args[1], db)) return c.error(not_integer);
+  if (!parse_redis_integer(c.args[1], db)) return c.error(not_integer);
   if (db != 0) return c.error("ERR DB index is out of range");  // one database, as Redis with `databases 1`
   c.reply.simple("OK");
 }
@@ -660,7 +634,7 @@ void Commands::range(Call& c, int first_option, bool by_score, bool reverse, boo
     if (equals_nocase(o, "withscores")) {
       withscores = true;
     } else if (equals_nocase(o, "limit") && left >= 2) {
-      if (!parse_integer(c.args[i + 1], offset) || !parse_integer(c.args[i + 2], count)) return c.error(not_integer);
+      if (!parse_redis_integer(c.args[i + 1], offset) || !parse_redis_integer(c.args[i + 2], count)) return c.error(not_integer);
       i += 2;
     } else if (options_choose_type && equals_nocase(o, "byscore")) {
       by_score = true;
@@ -685,7 +659,7 @@ void Commands::range(Call& c, int first_option, bool by_score, bool reverse, boo
     o = keys_.run(c.tid, c.key(), false, [&] { return SortedSet::range_by_score(min, max, reverse, offset, count); });
   } else {
     long long start = 0, stop = 0;
-    if (!parse_integer(first, start) || !parse_integer(second, stop)) return c.error(not_integer);
+    if (!parse_redis_integer(first, start) || !parse_redis_integer(second, stop)) return c.error(not_integer);
     o = keys_.run(c.tid, c.key(), false, [&] { return SortedSet::range_by_rank(start, stop, reverse); });
   }
   if (!o.exists) return c.reply.array(0);

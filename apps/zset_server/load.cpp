@@ -397,6 +397,21 @@ struct Run {
   explicit Run(std::uint64_t items) : tally(items) {}
 };
 
+// The threads' tallies into the run's, once every thread is done; their first error, if any.
+void gather(Run& run, const std::vector<Tally>& tallies, const std::vector<std::string>& errors, const Options& o) {
+  for (const auto& e : errors)
+    if (!e.empty()) throw Failure(e);
+  for (const Tally& t : tallies) {
+    for (int k = 0; k < 2; ++k) {
+      run.tally.latency[k].merge(t.latency[k]);
+      run.tally.in_window[k] += t.in_window[k];
+    }
+    run.tally.completed += t.completed;
+    for (std::uint64_t i = 0; i < o.items; ++i) run.tally.increments[i] += t.increments[i];
+  }
+  run.window_s = o.duration_s;
+}
+
 Window make_window(const Options& o) {
   const auto start = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.warmup_s));
   return {start, start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.duration_s))};
@@ -459,17 +474,7 @@ Run run_network(const Options& o) {
   for (auto& t : threads) t.join();
   for (auto& g : groups)
     for (auto& c : g) ::close(c.fd);
-  for (const auto& e : errors)
-    if (!e.empty()) throw Failure(e);
-  for (const Tally& t : tallies) {
-    for (int k = 0; k < 2; ++k) {
-      run.tally.latency[k].merge(t.latency[k]);
-      run.tally.in_window[k] += t.in_window[k];
-    }
-    run.tally.completed += t.completed;
-    for (std::uint64_t i = 0; i < o.items; ++i) run.tally.increments[i] += t.increments[i];
-  }
-  run.window_s = o.duration_s;
+  gather(run, tallies, errors, o);
   finish(o, run);
   return run;
 }
@@ -695,17 +700,7 @@ Run run_in_process(const Options& o) {
       run.thread_cpu_s[t] = static_cast<double>(cpu.tv_sec) + static_cast<double>(cpu.tv_nsec) * 1e-9;
     });
   for (auto& t : threads) t.join();
-  for (const auto& e : errors)
-    if (!e.empty()) throw Failure(e);
-  for (const Tally& t : tallies) {
-    for (int k = 0; k < 2; ++k) {
-      run.tally.latency[k].merge(t.latency[k]);
-      run.tally.in_window[k] += t.in_window[k];
-    }
-    run.tally.completed += t.completed;
-    for (std::uint64_t i = 0; i < o.items; ++i) run.tally.increments[i] += t.increments[i];
-  }
-  run.window_s = o.duration_s;
+  gather(run, tallies, errors, o);
   run.counters = keys.method_counters(0);
   execute(0, {"ZRANGE", o.key, "0", "-1", "WITHSCORES"}, out);
   Value v;

@@ -37,14 +37,12 @@ class Reply {
     append_number(static_cast<std::int64_t>(n));
     out_ += "\r\n";
   }
-  void score(double d) { bulk(format_score(d)); }
-
   // "%.17g", as Redis 7.0's addReplyDouble: 0.1 is "0.10000000000000001", 3 is "3".
-  static std::string format_score(double d) {
-    if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  void score(double d) {
+    if (std::isinf(d)) return bulk(d > 0 ? "inf" : "-inf");
     char buf[32];
     const int n = std::snprintf(buf, sizeof buf, "%.17g", d);
-    return std::string(buf, static_cast<std::size_t>(n));
+    bulk(std::string_view(buf, static_cast<std::size_t>(n)));
   }
 
  private:

@@ -13,35 +13,6 @@ namespace {
 // buffers are given back rather than kept for the next one.
 constexpr std::size_t keep_capacity = 1024;
 
-// string2ll's rules: an optional '-', then "0" alone or a digit 1-9 and digits; nothing else
-// (no '+', no spaces, no leading zeros, not "-0"); at most 20 characters; no overflow.
-bool string_to_ll(std::string_view s, long long& out) {
-  if (s.empty() || s.size() >= 21) return false;  // Redis's LONG_STR_SIZE
-  if (s.size() == 1 && s[0] == '0') {
-    out = 0;
-    return true;
-  }
-  std::size_t i = 0;
-  const bool negative = s[0] == '-';
-  if (negative && ++i == s.size()) return false;
-  if (s[i] < '1' || s[i] > '9') return false;
-  unsigned long long v = static_cast<unsigned long long>(s[i++] - '0');
-  for (; i < s.size(); ++i) {
-    if (s[i] < '0' || s[i] > '9') return false;
-    const auto digit = static_cast<unsigned long long>(s[i] - '0');
-    if (v > ULLONG_MAX / 10 || v * 10 > ULLONG_MAX - digit) return false;
-    v = v * 10 + digit;
-  }
-  constexpr auto max = static_cast<unsigned long long>(LLONG_MAX);
-  if (negative) {
-    if (v > max + 1) return false;
-    out = v == max + 1 ? LLONG_MIN : -static_cast<long long>(v);
-  } else {
-    if (v > max) return false;
-    out = static_cast<long long>(v);
-  }
-  return true;
-}
 
 // C's isspace() in the "C" locale, which sdssplitargs uses to skip blanks and to accept what
 // follows a closing quote. (An unquoted argument ends only at ' ', '\t', '\r' or '\n'.)
@@ -69,6 +40,36 @@ char unescape(char c) {
 }
 
 }  // namespace
+
+// string2ll's rules: an optional '-', then "0" alone or a digit 1-9 and digits; nothing else
+// (no '+', no spaces, no leading zeros, not "-0"); at most 20 characters; no overflow.
+bool parse_redis_integer(std::string_view s, long long& out) {
+  if (s.empty() || s.size() >= 21) return false;  // Redis's LONG_STR_SIZE
+  if (s.size() == 1 && s[0] == '0') {
+    out = 0;
+    return true;
+  }
+  std::size_t i = 0;
+  const bool negative = s[0] == '-';
+  if (negative && ++i == s.size()) return false;
+  if (s[i] < '1' || s[i] > '9') return false;
+  unsigned long long v = static_cast<unsigned long long>(s[i++] - '0');
+  for (; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    const auto digit = static_cast<unsigned long long>(s[i] - '0');
+    if (v > ULLONG_MAX / 10 || v * 10 > ULLONG_MAX - digit) return false;
+    v = v * 10 + digit;
+  }
+  constexpr auto max = static_cast<unsigned long long>(LLONG_MAX);
+  if (negative) {
+    if (v > max + 1) return false;
+    out = v == max + 1 ? LLONG_MIN : -static_cast<long long>(v);
+  } else {
+    if (v > max) return false;
+    out = static_cast<long long>(v);
+  }
+  return true;
+}
 
 RequestParser::RequestParser(ParserLimits limits) : limits_(limits) {}
 
@@ -272,7 +273,7 @@ RequestParser::Status RequestParser::parse_multibulk(std::string_view in, bool a
     }
     long long count = 0;
     examined_ += cr - 1;
-    if (!string_to_ll(in.substr(1, cr - 1), count) || count > limits_.max_multibulk_len)
+    if (!parse_redis_integer(in.substr(1, cr - 1), count) || count > limits_.max_multibulk_len)
       return fail("Protocol error: invalid multibulk length");
     if (!authenticated && count > unauthenticated_max_multibulk_len)
       return fail("Protocol error: unauthenticated multibulk length");
@@ -304,7 +305,7 @@ RequestParser::Status RequestParser::parse_multibulk(std::string_view in, bool a
       }
       long long length = 0;
       examined_ += cr - pos_ - 1;
-      if (!string_to_ll(in.substr(pos_ + 1, cr - pos_ - 1), length) || length < 0 ||
+      if (!parse_redis_integer(in.substr(pos_ + 1, cr - pos_ - 1), length) || length < 0 ||
           static_cast<unsigned long long>(length) > limits_.max_bulk_len)
         return fail("Protocol error: invalid bulk length");
       if (!authenticated && length > unauthenticated_max_bulk_len)

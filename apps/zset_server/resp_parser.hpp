@@ -43,6 +43,11 @@
 
 namespace cdsb::zset {
 
+// Redis's string2ll: an optional '-', then "0" alone or a digit 1-9 and digits; no '+', no
+// spaces, no leading zeros, not "-0"; at most 20 characters; no overflow. The protocol's lengths
+// and the commands' integer arguments are read so.
+bool parse_redis_integer(std::string_view s, long long& out);
+
 struct ParserLimits {
   std::size_t max_bulk_len = 512ull << 20;  // Redis's proto-max-bulk-len: a longer bulk is invalid
   // Redis's PROTO_INLINE_MAX_SIZE: an inline request or a '*'/'$' header line whose terminator is
