@@ -40,6 +40,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,6 +57,12 @@ namespace cdsb::zset {
 enum class Method { nr, sl, rwl, fc, fcplus };
 inline constexpr std::array<const char*, 5> method_names{"nr", "sl", "rwl", "fc", "fcplus"};
 inline const char* method_name(Method m) { return method_names[static_cast<int>(m)]; }
+// The method of a name (--method), or nullopt.
+inline std::optional<Method> method_named(std::string_view name) {
+  for (std::size_t m = 0; m < method_names.size(); ++m)
+    if (name == method_names[m]) return static_cast<Method>(m);
+  return std::nullopt;
+}
 
 // A sorted set with its key's life: the sequential structure each method makes concurrent.
 class KeyedZSet {

@@ -899,10 +899,9 @@ int main(int argc, char** argv) {
     o.duration_s = parse_integer<int>("--duration", duration, 1, 86400);
     o.warmup_s = parse_integer<int>("--warmup", warmup, 0, 3600);
     o.seed = parse_integer<std::uint64_t>("--seed", seed, 0, UINT64_MAX);
-    bool known = false;
-    for (int m = 0; m < static_cast<int>(method_names.size()); ++m)
-      if (method == method_names[m]) o.keyspace.method = static_cast<Method>(m), known = true;
-    if (!known) throw UsageError{"--method: '" + method + "' is not a method; allowed: nr, sl, rwl, fc or fcplus"};
+    const auto chosen = method_named(method);
+    if (!chosen) throw UsageError{"--method: '" + method + "' is not a method; allowed: nr, sl, rwl, fc or fcplus"};
+    o.keyspace.method = *chosen;
     o.keyspace.threads = parse_integer<int>("--threads", threads, 1, 1024);
     o.keyspace.nr_replicas = parse_integer<int>("--nr-replicas", replicas, 1, o.keyspace.threads);
     o.keyspace.nr_log_entries = parse_integer<std::size_t>("--nr-log-entries", log_entries, 2, std::size_t{1} << 26);

@@ -97,10 +97,9 @@ int main(int argc, char** argv) {
     using cdsb::bench::parse_integer;
     s.port = parse_integer<int>("--port", port, 0, 65535);
     k.threads = threads.empty() ? allowed_cpus() : parse_integer<int>("--threads", threads, 1, 1024);
-    bool known = false;
-    for (int m = 0; m < static_cast<int>(method_names.size()); ++m)
-      if (method == method_names[m]) k.method = static_cast<Method>(m), known = true;
-    if (!known) throw UsageError{"--method: '" + method + "' is not a method; allowed: nr, sl, rwl, fc or fcplus"};
+    const auto chosen = method_named(method);
+    if (!chosen) throw UsageError{"--method: '" + method + "' is not a method; allowed: nr, sl, rwl, fc or fcplus"};
+    k.method = *chosen;
     k.nr_replicas = parse_integer<int>("--nr-replicas", replicas, 1, k.threads);
     k.nr_log_entries = parse_integer<std::size_t>("--nr-log-entries", log_entries, 2, std::size_t{1} << 26);
     s.maxclients = parse_integer<int>("--maxclients", maxclients, 1, 1 << 20);
