@@ -794,7 +794,7 @@ void Commands::section_method(int tid, std::string& out) const {
     put("nr_log_full_waits", m.log_full_waits);
     put("nr_catch_ups_by_others", m.catch_ups_by_others);
   }
-  if (k.method == Method::sl) put("lock_waits", m.lock_waits);
+  if (k.method == Method::sl || k.method == Method::rwl) put("lock_waits", m.lock_waits);
   const KeyspaceCounts counts = keys_.counts();
   field(out, "keys_created", static_cast<unsigned long long>(counts.created));
   field(out, "keys_removed", static_cast<unsigned long long>(counts.removed));

@@ -9,6 +9,7 @@
 #include "cdsbench/nr/node_replication.hpp"
 #include "cdsbench/nr/rw_locked.hpp"
 #include "cdsbench/nr/spin_locked.hpp"
+#include "cdsbench/platform/interleave.hpp"
 
 namespace cdsb::zset {
 
@@ -33,7 +34,7 @@ class MethodOf final : public KeyMethod {
       sum.combines += c_.combines();
       sum.combined_ops += c_.combined_ops();
     }
-    if constexpr (requires { c_.lock_waits(); }) sum.lock_waits += c_.lock_waits();  // SL
+    if constexpr (requires { c_.lock_waits(); }) sum.lock_waits += c_.lock_waits();  // SL, RWL
   }
 
  private:
@@ -103,6 +104,7 @@ Keyspace::ZKey* Keyspace::create(int tid, std::string_view key, const Op& op, Re
   // Counted before it is visible, so a DEL that removes it at once never counts first.
   bump(counts_[tid].created, 1);
   const auto [winner, inserted] = map_.find_or_insert(tid, key, reinterpret_cast<std::uintptr_t>(z));
+  CDSB_INTERLEAVE("zset.create.inserted");  // the key maps to z, which is still pending
   if (!inserted) {  // another thread created the key first: z was never reachable from the map
     bump(counts_[tid].created, -1);
     z->state.store(ZKey::lost, std::memory_order_release);  // pairs with remove_all's acquire
@@ -154,9 +156,13 @@ void Keyspace::remove_all(int tid) {
   for (ZKey* z : keys) {
     // A pending set may already be the key's (its creator is between the insert and the
     // store): wait for the outcome, a few instructions unless the creator was preempted.
-    int state;
-    while ((state = z->state.load(std::memory_order_acquire)) == ZKey::pending) sched_yield();
-    if (state == ZKey::lost) continue;
+    int state = z->state.load(std::memory_order_acquire);
+    while (state == ZKey::pending && !CDSB_MUTANT("zset.flushall_skips_pending")) {
+      CDSB_INTERLEAVE("zset.flushall.waits_for_pending");
+      sched_yield();
+      state = z->state.load(std::memory_order_acquire);
+    }
+    if (state != ZKey::published) continue;
     const Result r = execute_on(tid, z, seq::SortedSet::clear());
     if (r.died) bury(tid, z);  // else it had died already: its killer buries it
   }

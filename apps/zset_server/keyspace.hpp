@@ -104,7 +104,7 @@ struct MethodCounters {
   std::uint64_t combines = 0, combined_ops = 0;               // NR (per node), FC, FC+: batches, their ops
   std::uint64_t log_entries_written = 0, log_full_waits = 0;  // NR
   std::uint64_t catch_ups_by_others = 0;                      // NR: replicas brought up to date by another node
-  std::uint64_t lock_waits = 0;                               // SL: operations that found the lock held
+  std::uint64_t lock_waits = 0;                               // SL, RWL: operations that found the lock unavailable
 };
 
 // One key's method: the construction over its KeyedZSet, behind one virtual call.

@@ -46,6 +46,7 @@
 
 #include "apps/zset_server/commands.hpp"
 #include "apps/zset_server/keyspace.hpp"
+#include "apps/zset_server/resp_client.hpp"
 #include "bench/core/latency.hpp"
 #include "bench/core/machine_info.hpp"
 #include "bench/core/report.hpp"
@@ -88,61 +89,6 @@ std::string member_name(std::uint64_t i) {
   return std::string(buf, static_cast<std::size_t>(n));
 }
 
-// ---- RESP2 replies, client side -------------------------------------------------------------
-
-struct Value {
-  char type = 0;               // + - : $ *
-  std::string_view text;       // +, -, $ (empty for nil)
-  std::int64_t integer = 0;    // :, and the length of $ and *
-  std::vector<Value> items;    // *
-};
-
-// Parses one reply at the start of buf: the bytes it took, or 0 when incomplete.
-std::size_t parse_reply(std::string_view buf, Value& v) {
-  const std::size_t eol = buf.find("\r\n");
-  if (eol == std::string_view::npos || eol == 0) return 0;
-  v.type = buf[0];
-  const std::string_view line = buf.substr(1, eol - 1);
-  std::size_t used = eol + 2;
-  if (v.type == '+' || v.type == '-') {
-    v.text = line;
-    return used;
-  }
-  std::int64_t n = 0;
-  if (std::from_chars(line.data(), line.data() + line.size(), n).ec != std::errc()) throw Failure("a malformed reply");
-  v.integer = n;
-  if (v.type == ':') return used;
-  if (v.type == '$') {
-    if (n < 0) return used;
-    if (buf.size() < used + static_cast<std::size_t>(n) + 2) return 0;
-    v.text = buf.substr(used, static_cast<std::size_t>(n));
-    return used + static_cast<std::size_t>(n) + 2;
-  }
-  if (v.type == '*') {
-    v.items.assign(n > 0 ? static_cast<std::size_t>(n) : 0, Value{});
-    for (Value& item : v.items) {
-      const std::size_t k = parse_reply(buf.substr(used), item);
-      if (k == 0) return 0;
-      used += k;
-    }
-    return used;
-  }
-  throw Failure(std::string("a reply of unknown type '") + v.type + "'");
-}
-
-void append_request(std::string& out, std::initializer_list<std::string_view> args) {
-  out += '*';
-  out += std::to_string(args.size());
-  out += "\r\n";
-  for (std::string_view a : args) {
-    out += '$';
-    out += std::to_string(a.size());
-    out += "\r\n";
-    out += a;
-    out += "\r\n";
-  }
-}
-
 // ---- what a run counts ------------------------------------------------------------------------
 
 enum OpType { zrank_op, zincrby_op };
@@ -156,7 +102,7 @@ struct Tally {
 };
 
 // Checks one reply to a request of the run; false when it is not what the command returns.
-bool valid_reply(OpType type, const Value& v, std::uint64_t items) {
+bool valid_reply(OpType type, const RespValue& v, std::uint64_t items) {
   if (type == zrank_op) return v.type == ':' && v.integer >= 0 && static_cast<std::uint64_t>(v.integer) < items;
   if (v.type != '$' || v.integer <= 0) return false;
   double d = 0;
@@ -193,75 +139,6 @@ void pin(pid_t pid, const std::vector<int>& cpus) {
   if (sched_setaffinity(pid, sizeof set, &set) != 0)
     throw Failure(std::string("pinning to the CPUs asked: ") + std::strerror(errno));
 }
-
-int connect_to(const std::string& target) {
-  if (target.rfind("unix:", 0) == 0) {
-    sockaddr_un a{};
-    const std::string path = target.substr(5);
-    if (path.size() >= sizeof a.sun_path) throw Failure("--target " + target + ": the path is too long");
-    a.sun_family = AF_UNIX;
-    std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
-    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
-      throw Failure("--target " + target + ": " + std::strerror(errno));
-    return fd;
-  }
-  const std::size_t colon = target.rfind(':');
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  int port = 0;
-  if (colon == std::string::npos || inet_pton(AF_INET, target.substr(0, colon).c_str(), &a.sin_addr) != 1 ||
-      std::from_chars(target.data() + colon + 1, target.data() + target.size(), port).ec != std::errc() || port < 1 || port > 65535)
-    throw UsageError{"--target: '" + target + "' is not IPV4:PORT or unix:PATH"};
-  a.sin_port = htons(static_cast<std::uint16_t>(port));
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0 || connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
-    throw Failure("--target " + target + ": " + std::strerror(errno));
-  const int on = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-  return fd;
-}
-
-// A blocking connection for setup, INFO and validation.
-class Blocking {
- public:
-  explicit Blocking(const std::string& target) : fd_(connect_to(target)) {}
-  ~Blocking() { ::close(fd_); }
-  void send(const std::string& bytes) {
-    for (std::size_t sent = 0; sent < bytes.size();) {
-      const ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-      if (n <= 0) throw Failure(std::string("sending to the server: ") + std::strerror(errno));
-      sent += static_cast<std::size_t>(n);
-    }
-  }
-  // The next reply; its views stay valid until the next call.
-  const Value& reply() {
-    buf_.erase(0, used_);
-    used_ = 0;
-    for (;;) {
-      if (const std::size_t k = parse_reply(buf_, value_)) {
-        used_ = k;
-        return value_;
-      }
-      char chunk[1 << 16];
-      const ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
-      if (n <= 0) throw Failure("the server closed the connection");
-      buf_.append(chunk, static_cast<std::size_t>(n));
-    }
-  }
-  const Value& call(std::initializer_list<std::string_view> args) {
-    std::string r;
-    append_request(r, args);
-    send(r);
-    return reply();
-  }
-
- private:
-  int fd_;
-  std::string buf_;
-  std::size_t used_ = 0;
-  Value value_;
-};
 
 // "name:value" lines of an INFO reply.
 std::map<std::string, std::string> info_fields(std::string_view text) {
@@ -348,7 +225,7 @@ void drive(std::vector<Connection>& conns, const Options& o, const Window& windo
       if (got < 0) continue;
       c.in.append(chunk, static_cast<std::size_t>(got));
       std::size_t used = 0;
-      Value v;
+      RespValue v;
       while (const std::size_t k = parse_reply(std::string_view(c.in).substr(used), v)) {
         used += k;
         if (c.pending.empty()) {
@@ -428,7 +305,7 @@ std::string prefill_request(const Options& o, std::uint64_t from, std::uint64_t 
   return r;
 }
 
-std::map<std::string, double> scores_of(const Value& v) {
+std::map<std::string, double> scores_of(const RespValue& v) {
   std::map<std::string, double> scores;
   for (std::size_t i = 0; i + 1 < v.items.size(); i += 2) {
     double d = 0;
@@ -440,7 +317,7 @@ std::map<std::string, double> scores_of(const Value& v) {
 
 // The set, made afresh, and the server's INFO before the run.
 void prepare(const Options& o, Run& run) {
-  Blocking setup(o.target);
+  BlockingClient setup(o.target);
   setup.call({"DEL", o.key});
   for (std::uint64_t i = 0; i < o.items; i += 1000) {
     setup.send(prefill_request(o, i, std::min(o.items, i + 1000)));
@@ -450,7 +327,7 @@ void prepare(const Options& o, Run& run) {
 }
 
 void finish(const Options& o, Run& run) {
-  Blocking after(o.target);
+  BlockingClient after(o.target);
   run.info_after = info_fields(after.call({"INFO", "all"}).text);
   run.final_scores = scores_of(after.call({"ZRANGE", o.key, "0", "-1", "WITHSCORES"}));
 }
@@ -516,9 +393,9 @@ class SpawnedServer {
     const auto deadline = Clock::now() + std::chrono::seconds(20);
     for (;;) {
       try {
-        Blocking probe(o.target);
+        BlockingClient probe(o.target);
         if (probe.call({"PING"}).type == '+') return;
-      } catch (const Failure&) {  // not listening yet
+      } catch (const std::runtime_error&) {  // not listening yet
       }
       int status = 0;
       if (waitpid(pid_, &status, WNOHANG) == pid_) {
@@ -674,7 +551,7 @@ Run run_in_process(const Options& o) {
       std::mt19937_64 rng(o.seed * 1000003 + static_cast<std::uint64_t>(t));
       Session own{.authenticated = true};
       std::string reply, name;
-      Value v;
+      RespValue v;
       for (auto now = Clock::now(); now < window.end; now = Clock::now()) {
         const auto member = static_cast<std::uint32_t>(rng() % o.items);
         const OpType type = static_cast<int>(rng() % 100) < o.update_percent ? zincrby_op : zrank_op;
@@ -703,7 +580,7 @@ Run run_in_process(const Options& o) {
   gather(run, tallies, errors, o);
   run.counters = keys.method_counters(0);
   execute(0, {"ZRANGE", o.key, "0", "-1", "WITHSCORES"}, out);
-  Value v;
+  RespValue v;
   if (parse_reply(out, v) != out.size()) throw Failure("ZRANGE's reply is malformed");
   run.final_scores = scores_of(v);
   return run;
@@ -811,7 +688,7 @@ Json report(const Options& o, const Run& run, const std::string& validation_erro
       put_method("nr_log_full_waits", static_cast<double>(m.log_full_waits));
       put_method("nr_catch_ups_by_others", static_cast<double>(m.catch_ups_by_others));
     }
-    if (k == Method::sl) put_method("lock_waits", static_cast<double>(m.lock_waits));
+    if (k == Method::sl || k == Method::rwl) put_method("lock_waits", static_cast<double>(m.lock_waits));
     const auto rss = cdsb::bench::current_rss_bytes(), peak = cdsb::bench::peak_rss_bytes();
     t["rss_bytes"] = rss ? Json(*rss) : Json("unavailable");
     t["peak_rss_bytes"] = peak ? Json(*peak) : Json("unavailable");
@@ -906,8 +783,8 @@ int main(int argc, char** argv) {
     o.keyspace.nr_replicas = parse_integer<int>("--nr-replicas", replicas, 1, o.keyspace.threads);
     o.keyspace.nr_log_entries = parse_integer<std::size_t>("--nr-log-entries", log_entries, 2, std::size_t{1} << 26);
     o.keyspace.seed = o.seed;
-    if (!o.target.empty() && o.target.rfind("unix:", 0) != 0 && o.target.find(':') == std::string::npos)
-      throw UsageError{"--target: '" + o.target + "' is not IPV4:PORT or unix:PATH"};
+    if (!o.target.empty())
+      if (const std::string error = target_error(o.target); !error.empty()) throw UsageError{error};
     if (o.driver != "load" && o.driver != "redis-benchmark")
       throw UsageError{"--driver: '" + o.driver + "' is not a driver; allowed: load or redis-benchmark"};
     if (o.driver == "redis-benchmark" && (o.in_process || o.target.rfind("unix:", 0) == 0))

@@ -48,7 +48,7 @@ struct NoRecorder {
 
 struct HistoryEvent {
   const char* op;             // the checker model's name of the operation
-  std::int64_t args[2];
+  std::int64_t args[3];
   int arg_count;
   std::int64_t result;
   bool has_result;            // false: the operation returned nothing (JSON null)

@@ -12,6 +12,7 @@
 #include <map>
 #include <sstream>
 
+#include "bench/check/checker.hpp"
 #include "bench/check/history.hpp"
 #include "bench/harness/options.hpp"
 #include "bench/core/report.hpp"
@@ -61,41 +62,6 @@ Shape shape_of(const Options& o, std::uint64_t seed, bool long_history) {
   const int t = o.threads ? o.threads : 3 + static_cast<int>(uniform_below(rng, 2));
   const int k = o.ops_per_thread ? o.ops_per_thread : 5 + static_cast<int>(uniform_below(rng, 46));
   return {t, k};
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-struct CheckResult {
-  std::vector<int> violations, unknown;
-  std::string summary;
-  std::vector<std::string> visualizations;
-  int exit_code = -1;
-};
-
-CheckResult run_checker(const Options& o, const std::string& model, const fs::path& input,
-                        const fs::path& html_dir) {
-  const std::string cmd = shell_quote(o.checker) + " --model " + model + " --input " +
-                          shell_quote(input.string()) + " --timeout-per-history " +
-                          shell_quote(o.timeout) + " --html-dir " + shell_quote(html_dir.string());
-  CheckResult r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  char line[4096];
-  while (std::fgets(line, sizeof line, pipe)) {
-    std::string s(line);
-    if (!s.empty() && s.back() == '\n') s.pop_back();
-    if (s.rfind("violation history=", 0) == 0) r.violations.push_back(std::stoi(s.substr(18)));
-    else if (s.rfind("unknown history=", 0) == 0) r.unknown.push_back(std::stoi(s.substr(16)));
-    else if (s.rfind("visualization=", 0) == 0) r.visualizations.push_back(s.substr(14));
-    else if (s.rfind("histories=", 0) == 0) r.summary = s;
-  }
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
 }
 
 // --ds: a comma-separated list of names, `all` (every sound structure) and shell patterns
@@ -222,7 +188,7 @@ int check_structure(const Options& o, const StructureEntry& entry, const Variant
   const double record_s = seconds_since(record_start);
 
   const auto check_start = std::chrono::steady_clock::now();
-  const CheckResult check = run_checker(o, entry.model, input, dir);
+  const CheckerVerdicts check = run_checker(o.checker, entry.model, input, dir, o.timeout);
   const double check_s = seconds_since(check_start);
   if (check.exit_code < 0 || check.exit_code == 2 || check.summary.empty()) {
     std::cerr << "cdsbench-lincheck: the checker failed on " << input << " (exit " << check.exit_code
@@ -402,7 +368,7 @@ int run_lincheck(int argc, const char* const* argv, const Registry& registry) {
   }
 
   if (o.checker.empty())
-    o.checker = (fs::canonical("/proc/self/exe").parent_path() / "cdsbench-lincheck-checker").string();
+    o.checker = checker_beside_this_program();
   if (!fs::exists(o.checker)) {
     std::cerr << "cdsbench-lincheck: error: --checker: '" << o.checker << "' does not exist; build it with make\n";
     return 2;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <latch>
 #include <string>
@@ -423,6 +424,63 @@ TEST(Baselines, CountEveryUpdateOnce) {
   FlatCombiningRw<Counter> fcplus(4);
   expect_counts_every_update(fcplus, 4);
   EXPECT_GT(fcplus.combines(), 0u);
+}
+
+// A structure whose updates wait inside their critical section until the test opens a gate.
+struct Gate {
+  struct Op {
+    bool read = true;
+  };
+  using Result = int;
+  static bool is_read_only(const Op& op) noexcept { return op.read; }
+  Result execute(const Op& op) {
+    if (op.read) return 0;
+    inside->fetch_add(1);
+    while (!open->load(std::memory_order_acquire)) std::this_thread::yield();
+    return 1;
+  }
+  std::atomic<int>* inside;
+  std::atomic<bool>* open;
+};
+
+// An update holds the lock; a read and an update arrive: each counts one wait, exactly; the
+// same operations alone count none.
+template <template <class> class Locked>
+void expect_lock_waits_counted_exactly() {
+  std::atomic<int> inside{0};
+  std::atomic<bool> open{false};
+  Locked<Gate> locked(3, Gate{&inside, &open});
+  std::thread holder([&] { locked.execute(0, Gate::Op{false}); });
+  while (inside.load() == 0) std::this_thread::yield();
+  std::thread reader([&] { locked.execute(1, Gate::Op{true}); });
+  std::thread writer([&] { locked.execute(2, Gate::Op{false}); });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (locked.lock_waits() < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  EXPECT_EQ(locked.lock_waits(), 2u) << "a read and an update found the lock held";
+  open.store(true, std::memory_order_release);
+  for (std::thread* t : {&holder, &reader, &writer}) t->join();
+  locked.execute(1, Gate::Op{true});
+  locked.execute(2, Gate::Op{false});
+  EXPECT_EQ(locked.lock_waits(), 2u) << "operations alone waited";
+}
+
+TEST(Baselines, CountLockWaitsExactly) {
+  expect_lock_waits_counted_exactly<SpinLocked>();
+  expect_lock_waits_counted_exactly<RwLocked>();
+}
+
+TEST(DistributedRwLock, TryLockSharedFailsWhileAWriterHoldsIt) {
+  DistributedRwLock lock(2);
+  ASSERT_TRUE(lock.try_lock_shared(0));
+  EXPECT_TRUE(lock.try_lock_shared(1));  // readers share
+  EXPECT_FALSE(lock.try_lock());
+  lock.unlock_shared(0);
+  lock.unlock_shared(1);
+  lock.lock();
+  EXPECT_FALSE(lock.try_lock_shared(0));
+  lock.unlock();
+  EXPECT_TRUE(lock.try_lock());  // the failed try left no reader flag behind
+  lock.unlock();
 }
 
 // ---- the registry's NR structures at 1, 2 and 3 virtual replicas ----------------------

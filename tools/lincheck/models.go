@@ -12,6 +12,7 @@ func init() {
 	Register(pqueueSpec{})
 	Register(oracleSpec{})
 	Register(sortedSetSpec{})
+	Register(zsetsSpec{})
 }
 
 // packedState provides Init, Equal and Hash for specs whose state is a packed.

@@ -6,6 +6,7 @@ package main
 // pqueue, map and stack models.)
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -121,4 +122,120 @@ func (sortedSetSpec) Apply(st State, op string, args []int64) (State, Value) {
 		}
 	}
 	return st, Some(rank)
+}
+
+// ---------------------------------------------------------------------------
+
+// zsetsSpec: the sorted-set server's single-key commands (apps/zset_server) over
+// keys that each hold a Redis sorted set of int64 members with int64 scores. As
+// in Redis, a key exists exactly while its set is not empty: the update that
+// empties a set removes its key, and the next ZINCRBY creates it afresh. Keys
+// and members are in [0, 2^31). State: (key<<32 | member, score) records,
+// sorted, so a key's members are one run of records.
+//
+//	zincrby(k, m, d) -> the new score (an absent key or member is created, score d)
+//	zaddxx(k, m, s)  -> ZADD k XX CH s m: 1 if m was present with another score (now s), else 0
+//	zrem(k, m)       -> 1 if m was present (removed), else 0
+//	zscore(k, m)     -> m's score, or null
+//	zrank(k, m)      -> m's 0-based rank in (score, member) order, or null
+//	zcard(k)         -> the number of members (0: no such key)
+//	del(k)           -> 1 if the key existed (it no longer does), else 0
+//	exists(k)        -> 1 if the key exists, else 0
+//
+// Partitioned per key: each command touches one key.
+type zsetsSpec struct {
+	packedState
+	keyedOps
+}
+
+var zsetsOps = []opSig{
+	{"zincrby", 3, 3, scalarOp}, {"zaddxx", 3, 3, scalarOp}, {"zrem", 2, 2, scalarOp},
+	{"zscore", 2, 2, scalarOp}, {"zrank", 2, 2, scalarOp}, {"zcard", 1, 1, scalarOp},
+	{"del", 1, 1, scalarOp}, {"exists", 1, 1, scalarOp},
+}
+
+const zsetsIDLimit = int64(1) << 31
+
+func (zsetsSpec) Name() string { return "zsets" }
+func (zsetsSpec) CheckOp(op string, args []int64, res Value) error {
+	if err := checkSig("zsets", zsetsOps, op, args, res); err != nil {
+		return err
+	}
+	for i := 0; i < len(args) && i < 2; i++ {
+		if args[i] < 0 || args[i] >= zsetsIDLimit {
+			return fmt.Errorf("op %q of model zsets: keys and members must be in [0, 2^31), got %d", op, args[i])
+		}
+	}
+	return nil
+}
+
+func (zsetsSpec) DescribeState(s State) string {
+	p := s.(packed)
+	var b strings.Builder
+	b.WriteString("{")
+	for i := 0; i < p.n(); i += 2 {
+		key, member := p.at(i)>>32, p.at(i)&(zsetsIDLimit-1)
+		if i == 0 || p.at(i-2)>>32 != key {
+			if i > 0 {
+				b.WriteString("}, ")
+			}
+			b.WriteString(strconv.FormatInt(key, 10) + ": {")
+		} else {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.FormatInt(member, 10) + ": " + strconv.FormatInt(p.at(i+1), 10))
+	}
+	if p.n() > 0 {
+		b.WriteString("}")
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+func (zsetsSpec) Apply(st State, op string, args []int64) (State, Value) {
+	s := st.(packed)
+	key := args[0]
+	first, _ := s.search(2, key<<32) // the key's records are [first, end)
+	end, _ := s.search(2, (key+1)<<32)
+	switch op {
+	case "zcard":
+		return s, Some(int64(end - first))
+	case "exists":
+		return s, Bool(end > first)
+	case "del":
+		return s.remove(2*first, 2*end), Bool(end > first)
+	}
+	i, found := s.search(2, key<<32|args[1])
+	switch op {
+	case "zincrby":
+		if !found {
+			return s.insert(2*i, key<<32|args[1], args[2]), Some(args[2])
+		}
+		score := int64(uint64(s.at(2*i+1)) + uint64(args[2]))
+		return s.splice(2*i+1, 2*i+2, score), Some(score)
+	case "zaddxx":
+		if !found || s.at(2*i+1) == args[2] {
+			return s, Some(0)
+		}
+		return s.splice(2*i+1, 2*i+2, args[2]), Some(1)
+	case "zrem":
+		if !found {
+			return s, Some(0)
+		}
+		return s.remove(2*i, 2*i+2), Some(1)
+	}
+	if !found {
+		return s, Nothing
+	}
+	score := s.at(2*i + 1)
+	if op == "zscore" {
+		return s, Some(score)
+	}
+	rank := int64(0) // zrank
+	for j := first; j < end; j++ {
+		if sc := s.at(2*j + 1); sc < score || (sc == score && s.at(2*j) < s.at(2*i)) {
+			rank++
+		}
+	}
+	return s, Some(rank)
 }

@@ -118,6 +118,70 @@ func init() {
 		}},
 	}
 
+	opGens["zsets"] = func(r *rand.Rand) (string, []int64) {
+		k, m := int64(r.Intn(2)), int64(r.Intn(3))
+		switch r.Intn(8) {
+		case 0, 1:
+			return "zincrby", []int64{k, m, int64(r.Intn(5) - 2)}
+		case 2:
+			return "zaddxx", []int64{k, m, int64(r.Intn(3))}
+		case 3:
+			return "zrem", []int64{k, m}
+		case 4:
+			return "zscore", []int64{k, m}
+		case 5:
+			return "zrank", []int64{k, m}
+		case 6:
+			return []string{"zcard", "exists"}[r.Intn(2)], []int64{k}
+		}
+		return "del", []int64{k}
+	}
+	rejected["zsets"] = []namedHistory{
+		{"a member outlives its key's DEL", []hop{
+			o(0, 0, 10, "zincrby", 2, 0, 1, 2),
+			o(1, 11, 20, "del", 1, 0),
+			o(0, 21, 30, "zscore", 2, 0, 1),
+		}},
+		{"an update lands in the set its key lost", []hop{
+			o(0, 0, 10, "zincrby", 1, 0, 1, 1),
+			o(1, 11, 20, "zrem", 1, 0, 1),
+			o(0, 21, 30, "zincrby", 1, 0, 2, 1),
+			o(1, 31, 40, "zcard", 2, 0),
+		}},
+		{"a key exists after its last member's removal", []hop{
+			o(0, 0, 10, "zincrby", 1, 0, 1, 1),
+			o(0, 11, 20, "zrem", 1, 0, 1),
+			o(1, 21, 30, "exists", 1, 0),
+		}},
+		{"ZADD XX creates a member", []hop{
+			o(0, 0, 10, "zaddxx", 0, 0, 1, 5),
+			o(1, 11, 20, "zscore", 5, 0, 1),
+		}},
+		{"DEL of one key empties another", []hop{
+			o(0, 0, 10, "zincrby", 1, 1, 1, 1),
+			o(1, 11, 20, "del", 0, 0),
+			o(0, 21, 30, "zscore", nil, 1, 1),
+		}},
+	}
+	accepted["zsets"] = []namedHistory{
+		// zscore(0,1)->null, zincrby(0,1,1)->1, del(0)->1, zincrby(0,1,2)->2 (a new set), exists(0)->1.
+		{"all concurrent: a key created, deleted and created again", allConcurrent(
+			o(0, 0, 0, "exists", 1, 0), o(0, 0, 0, "zincrby", 2, 0, 1, 2), o(0, 0, 0, "del", 1, 0),
+			o(0, 0, 0, "zscore", nil, 0, 1), o(0, 0, 0, "zincrby", 1, 0, 1, 1),
+		)},
+		// T3's zcard sees both members, so T0's zincrby (called after it) comes before it and
+		// T1's zrem (called before it) after it.
+		{"staggered: a ZREM overlapping a ZINCRBY and a ZCARD", []hop{
+			o(0, 0, 10, "zincrby", 1, 0, 1, 1),
+			o(1, 11, 20, "zrem", 1, 0, 1),
+			o(0, 15, 30, "zincrby", 3, 0, 2, 3),
+			o(1, 31, 40, "zcard", 1, 0),
+			o(2, 35, 45, "zrank", 0, 0, 2),
+			o(2, 46, 50, "zaddxx", 1, 0, 2, 4),
+			o(3, 12, 18, "zcard", 2, 0),
+		}},
+	}
+
 	rejected["stack"] = append(rejected["stack"], namedHistory{"top of an empty stack after a completed push", []hop{
 		o(0, 0, 10, "push", nil, 4),
 		o(1, 11, 20, "top", nil),

@@ -6,6 +6,8 @@
 // Every operation: linearizable (at its critical section), blocking.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -28,15 +30,23 @@ class RwLocked {
   // The lock orders each update with every other critical section
   // (distributed_rw_lock.hpp); concurrent reads run D's read-only ops at once, which D's
   // contract allows (nr/sequential.hpp).
+  // A read or an update that finds the lock unavailable counts one wait (a statistic, on the
+  // slow path only: a read that gets in at once writes no shared line).
   Result execute(int tid, const Op& op) {
     if (D::is_read_only(op)) {
-      lock_.lock_shared(tid);
+      if (!lock_.try_lock_shared(tid)) {
+        waits_.fetch_add(1, std::memory_order_relaxed);
+        lock_.lock_shared(tid);
+      }
       Result result = structure_.execute(op);
       lock_.unlock_shared(tid);
       dispose_op<D>(op);
       return result;
     }
-    lock_.lock();
+    if (!lock_.try_lock()) {
+      waits_.fetch_add(1, std::memory_order_relaxed);
+      lock_.lock();
+    }
     Result result = structure_.execute(op);
     lock_.unlock();
     dispose_op<D>(op);
@@ -49,10 +59,13 @@ class RwLocked {
   std::size_t memory_bytes() const {
     return sizeof(*this) - sizeof(D) + lock_.memory_bytes() + structure_.memory_bytes();
   }
+  // Operations that found the lock unavailable. May be read while operations run.
+  std::uint64_t lock_waits() const noexcept { return waits_.load(std::memory_order_relaxed); }
 
  private:
   DistributedRwLock lock_;
   alignas(false_sharing_range) D structure_;  // readers load lock_'s header on every read
+  alignas(false_sharing_range) std::atomic<std::uint64_t> waits_{0};
 };
 
 }  // namespace cdsb

@@ -102,6 +102,17 @@ class DistributedRwLock {
     }
   }
 
+  // Wait-free: true when the lock (shared) is now held through slot; false, having cleared the
+  // slot's flag again, when a writer holds the lock or waits for it.
+  bool try_lock_shared(int slot) noexcept {
+    assert(slot >= 0 && slot < readers_);
+    std::atomic<std::uint32_t>& flag = *flags_[slot];
+    flag.store(1, std::memory_order_seq_cst);                          // (3)
+    if (writer_->load(std::memory_order_seq_cst) == 0) return true;    // (6)
+    flag.store(0, std::memory_order_release);                          // (4')
+    return false;
+  }
+
   // Wait-free.
   void unlock_shared(int slot) noexcept {
     // (4) release: the reader's loads happen-before the writer that reads 0 at (5).
