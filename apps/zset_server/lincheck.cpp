@@ -283,13 +283,9 @@ Options parse(int argc, char** argv) {
   app.add_option("--checker", o.checker, "The checker binary [next to this one]");
   app.add_option("--out", o.out_dir, "Directory for the histories and the visualisations of violations [a new one in /tmp]");
   app.add_option("--timeout-per-history", o.timeout, "The checker's limit per history [10s]");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    throw HelpShown{};
-  } catch (const CLI::ParseError& e) {
-    throw UsageError{e.what()};
+  if (auto stop = cdsb::bench::parse_with_cli11(app, argc, argv)) {
+    if (std::holds_alternative<HelpShown>(*stop)) throw HelpShown{};
+    throw std::get<UsageError>(*stop);
   }
   using cdsb::bench::parse_integer;
   o.threads = parse_integer<int>("--threads", threads, 1, 64);
