@@ -16,13 +16,13 @@ validated at the end. Parts, one section of the page each:
 - `network_ratios`: the same through redis-benchmark without pipelining at 0, 50 and 100% updates,
   for NR and redis-server.
 
-About 25 minutes on 2 cores. The environment shrinks it (lists are comma-separated):
+About 45 minutes on 2 cores. The environment shrinks it (lists are comma-separated):
 
     CDSBENCH_ZSET_PARTS=in_process         these parts only
     CDSBENCH_ZSET_METHODS=nr,sl            these methods only
     CDSBENCH_ZSET_SECONDS=3                seconds measured per run (after 1 s of warm-up)
 
-and `--trials N` the trials per point (the network part has 5 by default, the others 3).
+and `--trials N` the trials per point (the network part has 10 by default, the others 3).
 """
 from cdsbench.experiment import Experiment, Line, env
 from cdsbench.markdown import DASH, cell, compare, failed_points, parts_not_measured, ratio_text, spread_line, table
@@ -31,7 +31,11 @@ ALL_METHODS = ["nr", "sl", "rwl", "fc", "fcplus"]
 METHODS = env("CDSBENCH_ZSET_METHODS", ALL_METHODS, choices=ALL_METHODS)
 SECONDS = env("CDSBENCH_ZSET_SECONDS", 3, kind=int, minimum=1)
 PORT = 16380
-NETWORK_TRIALS = 5
+NETWORK_TRIALS = 10
+# The method the network goals are judged on, chosen before the runs (choosing the best of five
+# after them would favour noise): with one worker, `sl` does the least per request (one
+# uncontended lock); the others' ratios are shown beside it.
+GOAL_METHOD = "sl"
 # The study's ratios at its largest thread count (its Fig. 11): NR's throughput over each
 # baseline's, at 10% and 100% updates; at 0%, RWL ~ NR ~ FC+ while FC and SL stay flat.
 STUDY_RATIOS = {10: {"fcplus": 2.6, "rwl": 3.9, "fc": 4.9, "sl": 14}, 100: {"fcplus": 1.1, "rwl": 3.7, "fc": 1.1, "sl": 4.4}}
@@ -87,27 +91,29 @@ def render_goals(w, results):
     for driver in ("redis-benchmark", "load"):
         for pipeline in (1, 16):
             theirs = results.point(part="network", system="redis", driver=driver, pipeline=pipeline)
-            ours = [(results.point(part="network", system=m, driver=driver, pipeline=pipeline), m) for m in METHODS]
-            ours = [(p, m) for p, m in ours if p is not None and p.status == "ok"]
-            if theirs is None or not ours:
+            ours = results.point(part="network", system=GOAL_METHOD, driver=driver, pipeline=pipeline)
+            if theirs is None or ours is None:
                 continue
-            best, method = max(ours, key=lambda pm: pm[0].median("requests_per_s") or 0)
-            rps = compare(best, theirs, "requests_per_s")
-            cpu = compare(best, theirs, "requests_per_server_cpu_s")
+            rps = compare(ours, theirs, "requests_per_s")
+            cpu = compare(ours, theirs, "requests_per_server_cpu_s")
             met = lambda c: c is not None and c.has_ci and c.low >= 1.0  # noqa: E731
-            w("- Through %s, %s, 50 clients, 10%% updates: our server's best method (`%s`, one worker) against "
-              "redis-server: requests/s %s (%s against %s k/s): %s; requests per server CPU-second %s (%s against "
-              "%s k): %s." % (
+            others = ["`%s` %s" % (m, ratio_text(compare(results.point(part="network", system=m, driver=driver,
+                                                                        pipeline=pipeline), theirs, "requests_per_s")))
+                      for m in METHODS if m != GOAL_METHOD]
+            w("- Through %s, %s, 50 clients, 10%% updates: our server (`%s`, one worker) against redis-server: "
+              "requests/s %s (%s against %s k/s): %s; requests per server CPU-second %s (%s against %s k): %s. "
+              "The other methods' requests/s against redis-server: %s." % (
                   "the real redis-benchmark" if driver == "redis-benchmark" else "our load generator",
-                  "without pipelining" if pipeline == 1 else "pipelined 16 deep", method, ratio_text(rps),
-                  cell(best, "requests_per_s", kops), cell(theirs, "requests_per_s", kops),
-                  "met" if met(rps) else "NOT met", ratio_text(cpu), cell(best, "requests_per_server_cpu_s", kops),
-                  cell(theirs, "requests_per_server_cpu_s", kops), "met" if met(cpu) else "NOT met"))
+                  "without pipelining" if pipeline == 1 else "pipelined 16 deep", GOAL_METHOD, ratio_text(rps),
+                  cell(ours, "requests_per_s", kops), cell(theirs, "requests_per_s", kops),
+                  "met" if met(rps) else "NOT met", ratio_text(cpu), cell(ours, "requests_per_server_cpu_s", kops),
+                  cell(theirs, "requests_per_server_cpu_s", kops), "met" if met(cpu) else "NOT met",
+                  "; ".join(others) or DASH))
     w("- With 8 server cores, at least 3x redis-server's requests/s: unavailable (this machine has 2 cores; the "
       "server gets one of them).")
     w("")
-    w("The best method is chosen after the runs, from five: its interval is that of the chosen one, with no "
-      "allowance for the choice.")
+    w("The goals are judged on `%s`, named before the runs (experiments/zset_server.py says why); a goal is met "
+      "when the interval's low end is at least 1." % GOAL_METHOD)
     w("")
 
 
@@ -239,8 +245,10 @@ EXPERIMENT = Experiment(
     title="The sorted-set server: results",
     description="Issue 18: the Node Replication study's Redis experiment in process and through the network, "
                 "against the real redis-server; see the docstring of experiments/zset_server.py.",
-    grid={"part": SELECTED, "system": union("system"), "threads": union("threads"), "update": union("update"),
-          "pipeline": union("pipeline"), "driver": union("driver")},
+    # `system` last: the runner runs a trial of every point before the next trial, in grid order, so
+    # the systems a ratio compares run back to back (about 40 s for a network cell), not minutes apart.
+    grid={"part": SELECTED, "threads": union("threads"), "update": union("update"), "pipeline": union("pipeline"),
+          "driver": union("driver"), "system": union("system")},
     exclude=[outside],
     trials=3,
     trials_for=lambda p: NETWORK_TRIALS if p["part"] == "network" else 3,

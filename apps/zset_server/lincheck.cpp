@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <barrier>
 #include <charconv>
+#include <cstdio>
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -80,7 +81,8 @@ class InProcessClient final : public Client {
   const RespValue& execute(std::span<const std::string_view> args) override {
     reply_.clear();
     commands_.execute(tid_, args, session_, reply_);
-    if (parse_reply(reply_, value_) != reply_.size()) throw std::runtime_error("not one whole reply: " + reply_);
+    const std::size_t used = parse_reply(reply_, value_);
+    if (used == 0 || used != reply_.size()) throw std::runtime_error("not one whole reply: " + reply_);
     return value_;
   }
 
@@ -137,7 +139,18 @@ Shape shape_of(const Options& o, std::uint64_t history_seed) {
   return {o.ops_per_thread ? o.ops_per_thread : 5 + static_cast<int>(rng() % 46)};
 }
 
-std::string key_name(int history, int key) { return "lincheck:" + std::to_string(history) + ":" + std::to_string(key); }
+// Keys named after the run's seed and the history, emptied before the history begins.
+std::string key_name(std::uint64_t seed, int history, int key) {
+  return "lincheck:" + std::to_string(seed) + ":" + std::to_string(history) + ":" + std::to_string(key);
+}
+
+// Members by number, zero-padded: Redis breaks score ties by the members' bytes, the model by
+// their numbers, and the two orders agree only at equal lengths.
+std::string member_name(int member) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "m%04d", member);
+  return buf;
+}
 
 struct Recording {
   std::string error;  // a bad reply: what and where
@@ -155,7 +168,11 @@ Recording record(const Options& o, std::ostream& out, MakeClient&& make_client) 
     const std::uint64_t history_seed = o.seed + static_cast<std::uint64_t>(h);
     const Shape shape = shape_of(o, history_seed);
     std::vector<std::string> keys;
-    for (int k = 0; k < o.keys; ++k) keys.push_back(key_name(h, k));
+    for (int k = 0; k < o.keys; ++k) keys.push_back(key_name(o.seed, h, k));
+    // Whatever an earlier run left in these keys goes first: the model starts from nothing.
+    std::vector<std::string_view> del{"DEL"};
+    for (const std::string& k : keys) del.push_back(k);
+    if (clients[0]->execute(del).type != ':') throw std::runtime_error("DEL of a history's keys failed");
     HistoryRecorder history(n, static_cast<std::size_t>(shape.ops_per_thread));
     std::vector<std::thread> threads;
     for (int t = 0; t < n; ++t)
@@ -168,7 +185,7 @@ Recording record(const Options& o, std::ostream& out, MakeClient&& make_client) 
           const int member = static_cast<int>(rng() % static_cast<std::uint64_t>(o.members));
           // Deltas in [-2, 2] and XX scores in [0, 2]: scores collide, ranks tie, ZADD XX often changes nothing.
           const std::int64_t value = c == Command::zincrby ? static_cast<std::int64_t>(rng() % 5) - 2 : static_cast<std::int64_t>(rng() % 3);
-          const std::string m = "m" + std::to_string(member), v = std::to_string(value);
+          const std::string m = member_name(member), v = std::to_string(value);
           std::vector<std::string_view> args;
           switch (c) {
             case Command::zincrby: args = {"ZINCRBY", keys[key], v, m}; break;
@@ -208,9 +225,7 @@ Recording record(const Options& o, std::ostream& out, MakeClient&& make_client) 
       if (!e.empty()) return {e};
     history.write_jsonl(out, h);
     // The history's keys go; the key space keeps what their removal left to reclaim.
-    std::vector<std::string_view> del{"DEL"};
-    for (const std::string& k : keys) del.push_back(k);
-    clients[0]->execute(del);
+    if (clients[0]->execute(del).type != ':') throw std::runtime_error("DEL of a history's keys failed");
   }
   return {};
 }
@@ -276,7 +291,7 @@ Options parse(int argc, char** argv) {
   app.add_option("--ops-per-thread", ops, "Commands per thread and history [5..50, drawn per history]");
   app.add_option("--histories", histories, "Histories per method [1000]");
   app.add_option("--keys", keys, "Keys per history [2]");
-  app.add_option("--members", members, "Members a command chooses from [3]");
+  app.add_option("--members", members, "Members a command chooses from (at most 10000) [3]");
   app.add_option("--nr-replicas", replicas, "nr in process: replicas of each set [1]");
   app.add_option("--nr-log-entries", log_entries, "nr in process: log entries per set [16: the log wraps often]");
   app.add_option("--seed", seed, "Master seed; history h uses seed + h [drawn, printed]");
@@ -292,7 +307,7 @@ Options parse(int argc, char** argv) {
   o.ops_per_thread = parse_integer<int>("--ops-per-thread", ops, 0, 100000);
   o.histories = parse_integer<int>("--histories", histories, 1, 10'000'000);
   o.keys = parse_integer<int>("--keys", keys, 1, 1000);
-  o.members = parse_integer<int>("--members", members, 1, 1000);
+  o.members = parse_integer<int>("--members", members, 1, 10000);
   o.nr_replicas = parse_integer<int>("--nr-replicas", replicas, 1, o.threads);
   o.nr_log_entries = parse_integer<std::size_t>("--nr-log-entries", log_entries, 2, std::size_t{1} << 26);
   o.seed = seed.empty() ? std::random_device{}() : parse_integer<std::uint64_t>("--seed", seed, 0, UINT64_MAX);

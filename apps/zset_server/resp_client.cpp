@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -14,39 +15,56 @@
 
 namespace cdsb::zset {
 
-std::size_t parse_reply(std::string_view buf, RespValue& v) {
+namespace {
+
+constexpr int max_reply_depth = 64;                                  // nested arrays
+constexpr std::int64_t max_bulk_length = std::int64_t{512} << 20;    // Redis's proto-max-bulk-len
+
+std::size_t parse_reply_at(std::string_view buf, RespValue& v, int depth) {
+  if (depth > max_reply_depth) throw std::runtime_error("a reply nested deeper than 64 arrays");
   const std::size_t eol = buf.find("\r\n");
-  if (eol == std::string_view::npos || eol == 0) return 0;
+  if (eol == std::string_view::npos) return 0;
+  if (eol == 0) throw std::runtime_error("an empty reply line");
   v.type = buf[0];
   const std::string_view line = buf.substr(1, eol - 1);
   std::size_t used = eol + 2;
+  v.text = {};
+  v.integer = 0;
+  v.items.clear();
   if (v.type == '+' || v.type == '-') {
     v.text = line;
     return used;
   }
+  if (v.type != ':' && v.type != '$' && v.type != '*')
+    throw std::runtime_error(std::string("a reply of unknown type '") + v.type + "'");
   std::int64_t n = 0;
-  if (std::from_chars(line.data(), line.data() + line.size(), n).ec != std::errc())
-    throw std::runtime_error("a malformed reply");
+  const auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), n);
+  if (ec != std::errc() || end != line.data() + line.size()) throw std::runtime_error("a malformed number in a reply");
   v.integer = n;
-  v.text = {};
-  if (v.type == ':') return used;
+  if (v.type == ':' || n == -1) return used;  // an integer, or a nil bulk string or array
+  if (n < 0) throw std::runtime_error("a negative length in a reply");
   if (v.type == '$') {
-    if (n < 0) return used;
-    if (buf.size() < used + static_cast<std::size_t>(n) + 2) return 0;
-    v.text = buf.substr(used, static_cast<std::size_t>(n));
-    return used + static_cast<std::size_t>(n) + 2;
+    if (n > max_bulk_length) throw std::runtime_error("a bulk string longer than 512 MiB in a reply");
+    const auto length = static_cast<std::size_t>(n);
+    if (buf.size() < used + length + 2) return 0;
+    if (buf.substr(used + length, 2) != "\r\n") throw std::runtime_error("a bulk string without its CRLF in a reply");
+    v.text = buf.substr(used, length);
+    return used + length + 2;
   }
-  if (v.type == '*') {
-    v.items.assign(n > 0 ? static_cast<std::size_t>(n) : 0, RespValue{});
-    for (RespValue& item : v.items) {
-      const std::size_t k = parse_reply(buf.substr(used), item);
-      if (k == 0) return 0;
-      used += k;
-    }
-    return used;
+  // An element takes at least 3 bytes: wait for them before making room for n.
+  if (static_cast<std::uint64_t>(n) > (buf.size() - used) / 3) return 0;
+  v.items.resize(static_cast<std::size_t>(n));
+  for (RespValue& item : v.items) {
+    const std::size_t k = parse_reply_at(buf.substr(used), item, depth + 1);
+    if (k == 0) return 0;
+    used += k;
   }
-  throw std::runtime_error(std::string("a reply of unknown type '") + v.type + "'");
+  return used;
 }
+
+}  // namespace
+
+std::size_t parse_reply(std::string_view buf, RespValue& v) { return parse_reply_at(buf, v, 0); }
 
 void append_request(std::string& out, std::span<const std::string_view> args) {
   out += '*';
@@ -110,9 +128,16 @@ int connect_to(const std::string& target) {
       return fd;
     }
   }
-  const std::string error = "--target " + target + ": " + std::strerror(errno);
+  const int error = errno;
   if (fd >= 0) ::close(fd);
-  throw std::runtime_error(error);
+  throw std::runtime_error("--target " + target + ": " + std::strerror(error));
+}
+
+BlockingClient::BlockingClient(const std::string& target, std::chrono::seconds timeout) : fd_(connect_to(target)) {
+  // A server that stops answering ends the wait with an error, never a hang.
+  const timeval limit{.tv_sec = static_cast<time_t>(timeout.count()), .tv_usec = 0};
+  setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
 }
 
 BlockingClient::~BlockingClient() { ::close(fd_); }
@@ -120,7 +145,8 @@ BlockingClient::~BlockingClient() { ::close(fd_); }
 void BlockingClient::send(std::string_view bytes) {
   for (std::size_t sent = 0; sent < bytes.size();) {
     const ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) throw std::runtime_error(std::string("sending to the server: ") + std::strerror(errno));
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) throw std::runtime_error("the server took no request for the timeout");
+    if (n <= 0) throw std::runtime_error(std::string("sending to the server: ") + std::strerror(n < 0 ? errno : EPIPE));
     sent += static_cast<std::size_t>(n);
   }
 }
@@ -135,6 +161,7 @@ const RespValue& BlockingClient::reply() {
     }
     char chunk[1 << 16];
     const ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) throw std::runtime_error("the server sent no reply within the timeout");
     if (n <= 0) throw std::runtime_error("the server closed the connection");
     buf_.append(chunk, static_cast<std::size_t>(n));
   }

@@ -2,6 +2,7 @@
 // linearizability recorder): requests out, replies in, and a blocking connection.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -21,7 +22,8 @@ struct RespValue {
 };
 
 // Parses one reply at the start of buf: the bytes it took, or 0 when incomplete. Throws
-// std::runtime_error for bytes that are no reply.
+// std::runtime_error for bytes that are no reply (a bad type or number, a negative length but
+// -1 (nil), a bulk string over 512 MiB or without its CRLF, arrays nested deeper than 64).
 std::size_t parse_reply(std::string_view buf, RespValue& v);
 
 // Appends a request (an array of bulk strings) to out.
@@ -37,10 +39,11 @@ std::string target_error(const std::string& target);
 // std::runtime_error when the server cannot be reached.
 int connect_to(const std::string& target);
 
-// A blocking connection: one request, then its reply.
+// A blocking connection: one request, then its reply. A wait for the server longer than the
+// timeout throws std::runtime_error.
 class BlockingClient {
  public:
-  explicit BlockingClient(const std::string& target) : fd_(connect_to(target)) {}
+  explicit BlockingClient(const std::string& target, std::chrono::seconds timeout = std::chrono::seconds(60));
   ~BlockingClient();
   BlockingClient(const BlockingClient&) = delete;
   BlockingClient& operator=(const BlockingClient&) = delete;

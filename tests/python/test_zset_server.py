@@ -229,7 +229,7 @@ def test_concurrent_clients_on_one_set_lose_no_update(method):
         if method == "nr":
             assert info["nr_log_entries_written"] == updates
         if method in ("sl", "rwl"):  # at most one wait per operation (tests/unit/test_nr.cpp counts them exactly)
-            assert 0 <= info["lock_waits"] <= updates
+            assert 0 <= info["lock_waits"] <= 2 * updates  # a ZRANK after each ZINCRBY
         want = rounds * sum(range(1, clients + 1))
         assert dict(r.zrange("hot", 0, -1, withscores=True)) == {f"m{m}".encode(): float(want) for m in range(members)}
 

@@ -195,8 +195,10 @@ func (zsetsSpec) DescribeState(s State) string {
 func (zsetsSpec) Apply(st State, op string, args []int64) (State, Value) {
 	s := st.(packed)
 	key := args[0]
-	first, _ := s.search(2, key<<32) // the key's records are [first, end)
-	end, _ := s.search(2, (key+1)<<32)
+	// The key's records are [first, end): members are below 2^31, so every record of the key is
+	// below key<<32 | 2^31 (no overflow for any key below 2^31, unlike (key+1)<<32).
+	first, _ := s.search(2, key<<32)
+	end, _ := s.search(2, key<<32|zsetsIDLimit)
 	switch op {
 	case "zcard":
 		return s, Some(int64(end - first))

@@ -199,3 +199,40 @@ func TestFingerprintPinnedValue(t *testing.T) {
 		t.Fatalf("fingerprint of update(5,3) update(7,-2) = %d, want %d", got, want)
 	}
 }
+
+// The largest key and member the model takes (2^31 - 1) behave as any other.
+func TestZsetsLargestKeyAndMember(t *testing.T) {
+	const top = int64(1)<<31 - 1
+	spec := zsetsSpec{}
+	st := spec.Init()
+	steps := []struct {
+		op   string
+		args []int64
+		want Value
+	}{
+		{"zincrby", []int64{top - 1, 0, 1}, Some(1)},
+		{"zincrby", []int64{top, top, 5}, Some(5)},
+		{"zincrby", []int64{top, 0, 7}, Some(7)},
+		{"zcard", []int64{top}, Some(2)},
+		{"zrank", []int64{top, top}, Some(0)},
+		{"exists", []int64{top}, Some(1)},
+		{"del", []int64{top}, Some(1)},
+		{"zcard", []int64{top}, Some(0)},
+		{"exists", []int64{top}, Some(0)},
+		{"zscore", []int64{top, top}, Nothing},
+		{"zcard", []int64{top - 1}, Some(1)},
+	}
+	for i, s := range steps {
+		if err := spec.CheckOp(s.op, s.args, s.want); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		var got Value
+		st, got = spec.Apply(st, s.op, s.args)
+		if got != s.want {
+			t.Fatalf("step %d: %s%v = %v, want %v (state %s)", i, s.op, s.args, got, s.want, spec.DescribeState(st))
+		}
+	}
+	if err := spec.CheckOp("zcard", []int64{top + 1}, Some(0)); err == nil {
+		t.Fatal("a key of 2^31 was accepted")
+	}
+}
