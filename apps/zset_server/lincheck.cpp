@@ -130,13 +130,11 @@ std::optional<std::int64_t> result_of(Command c, const RespValue& v) {
   throw std::runtime_error(std::string("an unexpected reply (") + v.type + std::string(v.text.substr(0, 200)) + ")");
 }
 
-struct Shape {
-  int ops_per_thread;
-};
-
-Shape shape_of(const Options& o, std::uint64_t history_seed) {
+// Commands per thread in the history of this seed: --ops-per-thread, or drawn from the seed alone,
+// so that --seed replays it.
+int ops_per_thread_of(const Options& o, std::uint64_t history_seed) {
   std::mt19937_64 rng(history_seed);
-  return {o.ops_per_thread ? o.ops_per_thread : 5 + static_cast<int>(rng() % 46)};
+  return o.ops_per_thread ? o.ops_per_thread : 5 + static_cast<int>(rng() % 46);
 }
 
 // Keys named after the run's seed and the history, emptied before the history begins.
@@ -152,13 +150,10 @@ std::string member_name(int member) {
   return buf;
 }
 
-struct Recording {
-  std::string error;  // a bad reply: what and where
-};
-
 // Records --histories histories into `out` (JSON lines), the clients made by make_client(tid).
+// Returns what was wrong with a reply, where (empty: every reply was one the command may give).
 template <class MakeClient>
-Recording record(const Options& o, std::ostream& out, MakeClient&& make_client) {
+std::string record(const Options& o, std::ostream& out, MakeClient&& make_client) {
   const int n = o.threads;
   std::vector<std::unique_ptr<Client>> clients;
   for (int t = 0; t < n; ++t) clients.push_back(make_client(t));
@@ -166,20 +161,20 @@ Recording record(const Options& o, std::ostream& out, MakeClient&& make_client) 
   std::barrier sync(n);
   for (int h = 0; h < o.histories; ++h) {
     const std::uint64_t history_seed = o.seed + static_cast<std::uint64_t>(h);
-    const Shape shape = shape_of(o, history_seed);
+    const int ops_per_thread = ops_per_thread_of(o, history_seed);
     std::vector<std::string> keys;
     for (int k = 0; k < o.keys; ++k) keys.push_back(key_name(o.seed, h, k));
     // Whatever an earlier run left in these keys goes first: the model starts from nothing.
     std::vector<std::string_view> del{"DEL"};
     for (const std::string& k : keys) del.push_back(k);
     if (clients[0]->execute(del).type != ':') throw std::runtime_error("DEL of a history's keys failed");
-    HistoryRecorder history(n, static_cast<std::size_t>(shape.ops_per_thread));
+    HistoryRecorder history(n, static_cast<std::size_t>(ops_per_thread));
     std::vector<std::thread> threads;
     for (int t = 0; t < n; ++t)
       threads.emplace_back([&, t] {
         std::mt19937_64 rng(history_seed * 1000003 + static_cast<std::uint64_t>(t));
         sync.arrive_and_wait();  // every thread starts at once: their commands overlap
-        for (int i = 0; i < shape.ops_per_thread && errors[t].empty(); ++i) {
+        for (int i = 0; i < ops_per_thread && errors[t].empty(); ++i) {
           const Command c = draw_command(rng);
           const int key = static_cast<int>(rng() % static_cast<std::uint64_t>(o.keys));
           const int member = static_cast<int>(rng() % static_cast<std::uint64_t>(o.members));
@@ -222,7 +217,7 @@ Recording record(const Options& o, std::ostream& out, MakeClient&& make_client) 
       });
     for (auto& t : threads) t.join();
     for (const std::string& e : errors)
-      if (!e.empty()) return {e};
+      if (!e.empty()) return e;
     history.write_jsonl(out, h);
     // The history's keys go; the key space keeps what their removal left to reclaim.
     if (clients[0]->execute(del).type != ':') throw std::runtime_error("DEL of a history's keys failed");
@@ -238,11 +233,11 @@ int check(const Options& o, const std::string& name, const std::function<std::un
   const auto record_start = std::chrono::steady_clock::now();
   std::ofstream out(input);
   out << "{\"meta\": {\"program\": \"" << program << "\", \"method\": \"" << name << "\"}}\n";
-  const Recording recording = record(o, out, make_client);
+  const std::string bad_reply = record(o, out, make_client);
   out.close();
   if (!out) throw std::runtime_error(input.string() + ": cannot write the histories");
-  if (!recording.error.empty()) {
-    std::cout << "violation method=" << name << " reason=\"" << recording.error << "\"\n";
+  if (!bad_reply.empty()) {
+    std::cout << "violation method=" << name << " reason=\"" << bad_reply << "\"\n";
     return 1;
   }
   const double record_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - record_start).count();
@@ -255,7 +250,7 @@ int check(const Options& o, const std::string& name, const std::function<std::un
   const auto replay = [&](int h) {
     std::string r = std::string(program) + (o.target.empty() ? " --method " + name : " --target " + o.target) +
                     " --threads " + std::to_string(o.threads) + " --ops-per-thread " +
-                    std::to_string(shape_of(o, o.seed + static_cast<std::uint64_t>(h)).ops_per_thread) + " --keys " +
+                    std::to_string(ops_per_thread_of(o, o.seed + static_cast<std::uint64_t>(h))) + " --keys " +
                     std::to_string(o.keys) + " --members " + std::to_string(o.members);
     if (o.target.empty() && name == "nr")
       r += " --nr-replicas " + std::to_string(o.nr_replicas) + " --nr-log-entries " + std::to_string(o.nr_log_entries);
