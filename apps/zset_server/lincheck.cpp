@@ -331,7 +331,7 @@ Options parse(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
+  return cdsb::bench::exit_status_of(program, [&] {
     Options o = parse(argc, argv);
     if (o.out_dir.empty()) {
       char tmpl[] = "/tmp/cdsbench-zset-lincheck-XXXXXX";
@@ -358,13 +358,5 @@ int main(int argc, char** argv) {
     }
     std::cout << "result=" << (status == 0 ? "PASS" : status == 1 ? "FAIL" : "UNKNOWN") << '\n';
     return status;
-  } catch (const HelpShown&) {
-    return 0;
-  } catch (const UsageError& e) {
-    std::cerr << program << ": " << e.message << '\n';
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << program << ": " << e.what() << '\n';
-    return 1;
-  }
+  });
 }

@@ -764,7 +764,7 @@ int main(int argc, char** argv) {
     std::cerr << program << ": " << std::get<UsageError>(*stop).message << '\n';
     return 2;
   }
-  try {
+  const int parsed = cdsb::bench::exit_status_of(program, [&] {
     using cdsb::bench::parse_integer;
     if (o.in_process == !o.target.empty()) throw UsageError{"choose one path: --target IPV4:PORT, --target unix:PATH or --in-process"};
     o.clients = parse_integer<int>("--clients", clients, 1, 10000);
@@ -794,11 +794,10 @@ int main(int argc, char** argv) {
     if (!server_cpus.empty() && o.spawn.empty()) throw UsageError{"--server-cpus: pins the server started after --; name one"};
     o.server_cpus = parse_cpus("--server-cpus", server_cpus);
     o.client_cpus = parse_cpus("--client-cpus", client_cpus);
-  } catch (const UsageError& e) {
-    std::cerr << program << ": " << e.message << '\n';
-    return 2;
-  }
-  try {
+    return 0;
+  });
+  if (parsed != 0) return parsed;
+  return cdsb::bench::exit_status_of(program, [&] {
     Json machine = cdsb::bench::machine_json(cdsb::Topology());  // the machine's, before --client-cpus narrows ours
     pin(0, o.client_cpus);
     std::optional<SpawnedServer> server;
@@ -821,11 +820,5 @@ int main(int argc, char** argv) {
       return 1;
     }
     return 0;
-  } catch (const UsageError& e) {
-    std::cerr << program << ": " << e.message << '\n';
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << program << ": " << e.what() << '\n';
-    return 1;
-  }
+  });
 }

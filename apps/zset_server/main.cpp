@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
     std::cerr << program << ": " << std::get<UsageError>(*stop).message << '\n';
     return 2;
   }
-  try {
+  const int parsed = cdsb::bench::exit_status_of(program, [&] {
     using cdsb::bench::parse_integer;
     s.port = parse_integer<int>("--port", port, 0, 65535);
     k.threads = threads.empty() ? allowed_cpus() : parse_integer<int>("--threads", threads, 1, 1024);
@@ -111,14 +111,10 @@ int main(int argc, char** argv) {
     } else if (getrandom(&k.seed, sizeof k.seed, 0) != sizeof k.seed) {
       throw std::runtime_error("cannot read a random hash seed (getrandom)");
     }
-  } catch (const UsageError& e) {
-    std::cerr << program << ": " << e.message << '\n';
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << program << ": " << e.what() << '\n';
-    return 1;
-  }
-  try {
+    return 0;
+  });
+  if (parsed != 0) return parsed;
+  return cdsb::bench::exit_status_of(program, [&] {
     Server server(s, k);
     server.listen();
     running = &server;
@@ -132,9 +128,6 @@ int main(int argc, char** argv) {
               << k.threads << " worker threads)" << std::endl;
     server.run();
     running = nullptr;
-  } catch (const std::exception& e) {
-    std::cerr << program << ": " << e.what() << '\n';
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }

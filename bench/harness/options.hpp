@@ -3,6 +3,8 @@
 #pragma once
 
 #include <charconv>
+#include <exception>
+#include <iostream>
 #include <optional>
 #include <string>
 #include <variant>
@@ -37,6 +39,23 @@ Int parse_integer(const std::string& option, const std::string& text, Int min, I
 // usage error. Shared by every binary of the harness so their errors read alike.
 std::optional<std::variant<UsageError, HelpShown>> parse_with_cli11(CLI::App& app, int argc,
                                                                     const char* const* argv);
+
+// Runs body() (an int: the exit status) and turns what it throws into one line on stderr,
+// "PROGRAM: what", and the exit status: HelpShown 0, UsageError 2, any other exception 1.
+template <class Body>
+int exit_status_of(const char* program, Body&& body) {
+  try {
+    return body();
+  } catch (const HelpShown&) {
+    return 0;
+  } catch (const UsageError& e) {
+    std::cerr << program << ": " << e.message << '\n';
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << program << ": " << e.what() << '\n';
+    return 1;
+  }
+}
 
 std::variant<Config, UsageError, HelpShown> parse_command_line(int argc, const char* const* argv,
                                                                const Registry& registry);

@@ -23,7 +23,8 @@ INTERNAL = ["howley_jones_bst", "ramachandran_mittal_bst", "drachsler_bst", "cit
 def clean_env(monkeypatch):
     import os
     for name in list(os.environ):
-        if name.startswith(tuple(f"CDSBENCH_{e}_" for e in ("BST", "HASH", "QUEUE", "DEDUP", "NR", "RECLAIM", "PREFILL"))):
+        if name.startswith(tuple(f"CDSBENCH_{e}_" for e in ("BST", "HASH", "QUEUE", "DEDUP", "NR", "RECLAIM", "PREFILL",
+                                                             "ZSET"))):
             monkeypatch.delenv(name)
 
 
@@ -585,3 +586,34 @@ def test_dedup_page_from_a_shrunk_sweep(tmp_path):
         assert con.execute("SELECT count(*) FROM runs WHERE run_status != 'ok'").fetchone()[0] == 0
     finally:
         con.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# zset_server.py
+
+
+def test_zset_server_plans_the_studys_experiment_with_the_compared_servers_back_to_back(clean_env):
+    plan = make_plan(load(str(ROOT / "experiments" / "zset_server.py")), BUILD / "cdsbench-zset-load")
+    by_part = {part: [p for p in plan.points if p["part"] == part] for part in plan.grid["part"]}
+    methods = ["nr", "sl", "rwl", "fc", "fcplus"]
+    # In process: every method x 1, 2, 4 threads x 0, 10, 50, 100% updates; through the network:
+    # every method and redis-server at 10% (both drivers, with and without pipelining), and
+    # through redis-benchmark at 0, 50, 100%.
+    assert len(by_part["in_process"]) == 5 * 3 * 4 and {p["system"] for p in by_part["in_process"]} == set(methods)
+    assert len(by_part["network"]) == 6 * 2 * 2 and len(by_part["network_ratios"]) == 6 * 3 * 2
+    trials = Counter(run.point["part"] for run in plan.runs)
+    assert trials == {"in_process": 3 * 60, "network": 10 * 24, "network_ratios": 3 * 36}
+    # The runner goes trial-major, in point order: the six systems of a network cell are
+    # consecutive points, so the servers a ratio compares run back to back.
+    for i in range(0, len(by_part["network"]), 6):
+        cell = by_part["network"][i:i + 6]
+        assert [p["system"] for p in cell] == methods + ["redis"]
+        assert len({(p["driver"], p["pipeline"]) for p in cell}) == 1
+    for run in plan.runs:
+        argv, p = run.argv, run.point
+        if p["part"] == "in_process":
+            assert argv[argv.index("--method") + 1] == p["system"] and "--" not in argv
+        else:
+            server = argv[argv.index("--") + 1:]
+            assert server[0] == ("redis-server" if p["system"] == "redis" else "build/cdsbench-zset-server")
+            assert argv[argv.index("--server-cpus") + 1] == "1" and argv[argv.index("--client-cpus") + 1] == "0"
