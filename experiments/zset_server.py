@@ -93,6 +93,8 @@ def render_goals(w, results):
             theirs = results.point(part="network", system="redis", driver=driver, pipeline=pipeline)
             ours = results.point(part="network", system=GOAL_METHOD, driver=driver, pipeline=pipeline)
             if theirs is None or ours is None:
+                w("- Through %s, %s: not measured (`%s` or redis-server left out of this run)." % (
+                    driver, "without pipelining" if pipeline == 1 else "pipelined 16 deep", GOAL_METHOD))
                 continue
             rps = compare(ours, theirs, "requests_per_s")
             cpu = compare(ours, theirs, "requests_per_server_cpu_s")
