@@ -12,7 +12,9 @@ validated at the end. Parts, one section of the page each:
   requests in flight per client): our server with each method and one worker thread, and the real
   redis-server, each pinned to CPU 1 with its clients on CPU 0 (the 2 cores: the client needs
   one), driven by our load generator and by the real redis-benchmark (45 clients of ZRANK and 5 of
-  ZINCRBY at once: it sends one command per run).
+  ZINCRBY at once: it sends one command per run); beside them `sl-poll`, `sl` whose worker polls
+  10 us before it sleeps (`--idle-poll-us`). Each run reports which side was the limit: the
+  client's and the server's CPU busy, and the server's sleeps per request.
 - `network_ratios`: the same through redis-benchmark at 0, 50 and 100% updates, without and with
   pipelining, every method and redis-server (3 trials).
 
@@ -36,6 +38,10 @@ NETWORK_TRIALS = 10
 # after them would favour noise): with one worker, `sl` does the least per request (one
 # uncontended lock); the others' ratios are shown beside it.
 GOAL_METHOD = "sl"
+# `sl` again, its worker polling this long before it sleeps (--idle-poll-us): what a server's
+# sleeps cost a client that is the limit, shown by taking them away.
+POLLED, POLL_US = "sl-poll", 10
+NETWORK_SYSTEMS = METHODS + ([POLLED] if GOAL_METHOD in METHODS else []) + ["redis"]
 # The study's ratios at its largest thread count (its Fig. 11): NR's throughput over each
 # baseline's, at 10% and 100% updates; at 0%, RWL ~ NR ~ FC+ while FC and SL stay flat.
 STUDY_RATIOS = {10: {"fcplus": 2.6, "rwl": 3.9, "fc": 4.9, "sl": 14}, 100: {"fcplus": 1.1, "rwl": 3.7, "fc": 1.1, "sl": 4.4}}
@@ -43,7 +49,7 @@ STUDY_RATIOS = {10: {"fcplus": 2.6, "rwl": 3.9, "fc": 4.9, "sl": 14}, 100: {"fcp
 PARTS = {
     "in_process": {"system": METHODS, "threads": [1, 2, 4], "update": [0, 10, 50, 100], "pipeline": [1],
                    "driver": ["in_process"]},
-    "network": {"system": METHODS + ["redis"], "threads": [1], "update": [10], "pipeline": [1, 16],
+    "network": {"system": NETWORK_SYSTEMS, "threads": [1], "update": [10], "pipeline": [1, 16],
                 "driver": ["load", "redis-benchmark"]},
     "network_ratios": {"system": METHODS + ["redis"], "threads": [1], "update": [0, 50, 100], "pipeline": [1, 16],
                        "driver": ["redis-benchmark"]},
@@ -68,8 +74,9 @@ def command(p, load):
     if p["system"] == "redis":
         server = ["redis-server", "--port", PORT, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
     else:
-        server = ["build/cdsbench-zset-server", "--port", PORT, "--threads", p["threads"], "--method", p["system"],
-                  "--nr-log-entries", 1 << 20, "--hash-seed", 1]
+        method, poll = (GOAL_METHOD, POLL_US) if p["system"] == POLLED else (p["system"], 0)
+        server = ["build/cdsbench-zset-server", "--port", PORT, "--threads", p["threads"], "--method", method,
+                  "--nr-log-entries", 1 << 20, "--hash-seed", 1, "--idle-poll-us", poll]
     return argv + ["--"] + server
 
 
@@ -85,37 +92,58 @@ def point(results, **params):
     return results.point(**params)
 
 
+def percent(v):
+    return "%.0f%%" % (100 * v)
+
+
+def limit_text(p):
+    """Which side was the limit in a point's runs: its CPUs' busy share (medians), the server's sleeps."""
+    return "client CPU %s, server CPU %s, %s server sleeps a request" % (
+        cell(p, "client_cpus_busy", percent), cell(p, "server_cpus_busy", percent),
+        cell(p, "server_sleeps_per_request", "%.3f"))
+
+
 def render_goals(w, results):
     w("## Goals")
     w("")
+    met = lambda c: c is not None and c.at_least(1.0)  # noqa: E731
     for driver in ("redis-benchmark", "load"):
         for pipeline in (1, 16):
-            theirs = results.point(part="network", system="redis", driver=driver, pipeline=pipeline)
-            ours = results.point(part="network", system=GOAL_METHOD, driver=driver, pipeline=pipeline)
+            where = dict(part="network", driver=driver, pipeline=pipeline)
+            theirs = results.point(system="redis", **where)
+            ours = results.point(system=GOAL_METHOD, **where)
             if theirs is None or ours is None:
                 w("- Through %s, %s: not measured (`%s` or redis-server left out of this run)." % (
                     driver, "without pipelining" if pipeline == 1 else "pipelined 16 deep", GOAL_METHOD))
                 continue
-            rps = compare(ours, theirs, "requests_per_s")
-            cpu = compare(ours, theirs, "requests_per_server_cpu_s")
-            met = lambda c: c is not None and c.has_ci and c.low >= 1.0  # noqa: E731
-            others = ["`%s` %s" % (m, ratio_text(compare(results.point(part="network", system=m, driver=driver,
-                                                                        pipeline=pipeline), theirs, "requests_per_s")))
+            rps = compare(ours, theirs, "requests_per_s", paired=True)
+            cpu = compare(ours, theirs, "requests_per_server_cpu_s", paired=True)
+            others = ["`%s` %s" % (m, ratio_text(compare(results.point(system=m, **where), theirs, "requests_per_s",
+                                                         paired=True)))
                       for m in METHODS if m != GOAL_METHOD]
+            polled = results.point(system=POLLED, **where)
             w("- Through %s, %s, 50 clients, 10%% updates: our server (`%s`, one worker) against redis-server: "
               "requests/s %s (%s against %s k/s): %s; requests per server CPU-second %s (%s against %s k): %s. "
-              "The other methods' requests/s against redis-server: %s." % (
+              "The limit: ours %s; redis-server %s. The other methods' requests/s against redis-server: %s. "
+              "`%s` (polling %d us before it sleeps): requests/s %s, per server CPU-second %s; %s." % (
                   "the real redis-benchmark" if driver == "redis-benchmark" else "our load generator",
                   "without pipelining" if pipeline == 1 else "pipelined 16 deep", GOAL_METHOD, ratio_text(rps),
                   cell(ours, "requests_per_s", kops), cell(theirs, "requests_per_s", kops),
                   "met" if met(rps) else "NOT met", ratio_text(cpu), cell(ours, "requests_per_server_cpu_s", kops),
                   cell(theirs, "requests_per_server_cpu_s", kops), "met" if met(cpu) else "NOT met",
-                  "; ".join(others) or DASH))
+                  limit_text(ours), limit_text(theirs), "; ".join(others) or DASH, POLLED, POLL_US,
+                  ratio_text(compare(polled, theirs, "requests_per_s", paired=True)),
+                  ratio_text(compare(polled, theirs, "requests_per_server_cpu_s", paired=True)), limit_text(polled)))
     w("- With 8 server cores, at least 3x redis-server's requests/s: unavailable (this machine has 2 cores; the "
       "server gets one of them).")
     w("")
     w("The goals are judged on `%s`, named before the runs (experiments/zset_server.py says why); a goal is met "
-      "when the interval's low end is at least 1." % GOAL_METHOD)
+      "when the interval's low end is at least 1. The network ratios here are paired: the runner runs a trial of "
+      "every point before the next trial and the grid puts the servers next to each other, so trial k of each "
+      "server ran within the same 40 seconds; each ratio is the median of the 10 trials' ratios, its interval "
+      "a bootstrap over them, and a drift of the machine between trials cancels in each trial's ratio. A client "
+      "CPU near 100%% says the client was the limit: a server then cannot go faster than the client asks, and "
+      "each time it sleeps, the client's core pays for waking it." % GOAL_METHOD)
     w("")
 
 
@@ -190,20 +218,31 @@ def render_network(w, results):
       "the server pinned to CPU 1 (one worker thread) and its clients to CPU 0.")
     w("")
     cells = []
-    rows = []
-    for server in METHODS + ["redis"]:
-        row = ["`%s`" % server if server != "redis" else "redis-server"]
+    rows, limits = [], []
+    for server in NETWORK_SYSTEMS:
+        name = "`%s`" % server if server != "redis" else "redis-server"
+        row, limit = [name], [name]
         for driver in ("redis-benchmark", "load"):
             for pipeline in (1, 16):
                 p = results.point(part="network", system=server, driver=driver, pipeline=pipeline)
                 cells.append((p, "%s, %s, pipeline %d" % (server, driver, pipeline)))
                 row.append("%s (%s)" % (cell(p, "requests_per_s", kops), cell(p, "requests_per_server_cpu_s", kops)))
+                limit.append("%s / %s / %s" % (cell(p, "client_cpus_busy", percent), cell(p, "server_cpus_busy", percent),
+                                               cell(p, "server_sleeps_per_request", "%.3f")))
         rows.append(row)
+        limits.append(limit)
     if any(p for p, _ in cells):
-        w(table(["server"] + ["%s, %s" % (d, "no pipelining" if pl == 1 else "pipeline 16")
-                              for d in ("redis-benchmark", "load") for pl in (1, 16)], rows))
+        header = ["server"] + ["%s, %s" % (d, "no pipelining" if pl == 1 else "pipeline 16")
+                               for d in ("redis-benchmark", "load") for pl in (1, 16)]
+        w(table(header, rows))
         w("")
         w(spread_line(cells, "requests_per_s"))
+        w("")
+        w("Which side was the limit (medians): the clients' CPU busy / the server's CPU busy / the server's sleeps "
+          "(voluntary context switches of its threads) per request, from after the prefill to the end of a run. "
+          "`%s` is `%s` with --idle-poll-us %d." % (POLLED, GOAL_METHOD, POLL_US))
+        w("")
+        w(table(header, limits))
         w("")
         section = failed_points(cells)
         if section:
@@ -248,8 +287,8 @@ def page(results):
     out = []
     w = out.append
     w("Each section is one part of the experiment (issue 18), its points measured side by side. A ratio is A's")
-    w("runs against B's: the ratio of the medians with its 95% bootstrap interval. Every run checked every reply")
-    w("and validated the set's scores at its end.")
+    w("runs against B's: the ratio of the medians with its 95% bootstrap interval (the goals': paired, see there).")
+    w("Every run checked every reply and validated the set's scores at its end.")
     w("")
     render_goals(w, results)
     render_in_process(w, results)

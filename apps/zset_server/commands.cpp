@@ -710,6 +710,7 @@ void Commands::section_server(int /*tid*/, std::string& out) const {
   field(out, "uptime_in_seconds", static_cast<long long>(up));
   field(out, "uptime_in_days", static_cast<long long>(up / 86400));
   field(out, "worker_threads", keys_.config().threads);
+  field(out, "idle_poll_us", settings_.idle_poll_us);
   field(out, "persistence", std::string("none (in-memory only)"));
 }
 

@@ -33,6 +33,8 @@ struct ServerSettings {
   std::size_t proto_max_bulk_len = std::size_t{512} << 20;
   std::size_t client_query_buffer_limit = std::size_t{1} << 30;
   std::size_t client_output_buffer_limit = std::size_t{256} << 20;
+  // A worker with nothing to do polls its connections this long before it sleeps (server.cpp).
+  int idle_poll_us = 0;
 };
 
 // One worker's network figures: one writer (the worker), read by INFO.

@@ -33,8 +33,11 @@
 #include <atomic>
 #include <charconv>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <deque>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -80,6 +83,11 @@ struct Options {
 struct Failure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+double seconds_of(const rusage& u) {
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
 
 // "m:" and 12 digits: what redis-benchmark's -r makes of m:__rand_int__, so both drivers hit the
 // members the prefill added.
@@ -260,11 +268,73 @@ void drive(std::vector<Connection>& conns, const Options& o, const Window& windo
 
 // ---- the two paths' common frame ----------------------------------------------------------------
 
+// What each side of a network run spent, sampled after the prefill and at the end: the pinned
+// CPUs' busy time (so a table says which side was the limit) and the server's sleeps.
+struct CostSample {
+  std::map<int, std::pair<std::uint64_t, std::uint64_t>> cpus;  // CPU -> (busy, all) clock ticks
+  std::optional<std::uint64_t> server_sleeps;
+};
+
+// /proc/stat's per-CPU lines: busy is every field but idle and iowait (guest time is in user).
+std::map<int, std::pair<std::uint64_t, std::uint64_t>> cpu_ticks() {
+  std::map<int, std::pair<std::uint64_t, std::uint64_t>> ticks;
+  std::ifstream in("/proc/stat");
+  for (std::string line; std::getline(in, line);) {
+    int cpu = -1;
+    std::uint64_t v[8]{};
+    if (std::sscanf(line.c_str(), "cpu%d %lu %lu %lu %lu %lu %lu %lu %lu", &cpu, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                    &v[6], &v[7]) != 9)
+      continue;  // the "cpu " total line, or a line of something else
+    std::uint64_t all = 0;
+    for (std::uint64_t x : v) all += x;
+    ticks[cpu] = {all - v[3] - v[4], all};
+  }
+  return ticks;
+}
+
+// The times the process's threads blocked: their voluntary context switches, summed. A server
+// asleep in epoll_wait is woken by the core whose request makes a socket ready.
+std::optional<std::uint64_t> sleeps_of(pid_t pid) {
+  const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
+  std::error_code error;
+  std::uint64_t total = 0;
+  bool found = false;
+  for (const auto& task : std::filesystem::directory_iterator(tasks, error)) {
+    std::ifstream in(task.path() / "status");
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0) {
+        total += std::stoull(line.substr(line.find(':') + 1));
+        found = true;
+      }
+  }
+  if (error || !found) return std::nullopt;
+  return total;
+}
+
+CostSample sample_costs(pid_t server_pid) {
+  return {cpu_ticks(), server_pid > 0 ? sleeps_of(server_pid) : std::nullopt};
+}
+
+// The share of the listed CPUs' time that was busy between two samples; nullopt when none is listed.
+std::optional<double> busy_share(const CostSample& before, const CostSample& after, const std::vector<int>& cpus) {
+  std::uint64_t busy = 0, all = 0;
+  for (int c : cpus) {
+    if (!before.cpus.count(c) || !after.cpus.count(c)) return std::nullopt;
+    busy += after.cpus.at(c).first - before.cpus.at(c).first;
+    all += after.cpus.at(c).second - before.cpus.at(c).second;
+  }
+  if (all == 0) return std::nullopt;
+  return static_cast<double>(busy) / static_cast<double>(all);
+}
+
 // What a path gives the report.
 struct Run {
   Tally tally;
   double window_s = 0;
   std::map<std::string, std::string> info_before, info_after;  // network: the server's INFO
+  pid_t server_pid = -1;                                      // network: the server we started, if any
+  CostSample costs_before, costs_after;                       // network
+  double driver_cpu_s = 0;                                    // redis-benchmark's processes' CPU
   std::vector<double> thread_cpu_s;                           // in-process: each thread's CPU
   MethodCounters counters;                                    // in-process: the method's figures
   std::map<std::string, double> final_scores;
@@ -324,16 +394,19 @@ void prepare(const Options& o, Run& run) {
     if (setup.reply().type != ':') throw Failure("prefilling the set failed");
   }
   run.info_before = info_fields(setup.call({"INFO", "all"}).text);
+  run.costs_before = sample_costs(run.server_pid);
 }
 
 void finish(const Options& o, Run& run) {
+  run.costs_after = sample_costs(run.server_pid);
   BlockingClient after(o.target);
   run.info_after = info_fields(after.call({"INFO", "all"}).text);
   run.final_scores = scores_of(after.call({"ZRANGE", o.key, "0", "-1", "WITHSCORES"}));
 }
 
-Run run_network(const Options& o) {
+Run run_network(const Options& o, pid_t server_pid) {
   Run run(o.items);
+  run.server_pid = server_pid;
   prepare(o, run);
   std::vector<std::vector<Connection>> groups(o.client_threads);
   for (int c = 0; c < o.clients; ++c) {
@@ -378,10 +451,13 @@ pid_t start_process(const std::vector<std::string>& argv, const std::vector<int>
   return pid;
 }
 
-int wait_process(pid_t pid) {
+// Its exit status (128 + the signal if one ended it); its CPU time into *cpu_s if given.
+int wait_process(pid_t pid, double* cpu_s = nullptr) {
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  rusage usage{};
+  while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
   }
+  if (cpu_s) *cpu_s += seconds_of(usage);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -414,6 +490,7 @@ class SpawnedServer {
       wait_process(pid_);
     }
   }
+  pid_t pid() const { return pid_; }
   // Stops it: its exit status (0 for a clean stop).
   int stop() {
     kill(pid_, SIGTERM);
@@ -459,9 +536,10 @@ std::map<std::string, double> benchmark_figures(const std::string& csv) {
 // process per command, at once, the clients split by the update ratio (10% of 50: 45 clients of
 // ZRANK, 5 of ZINCRBY), each sending about --duration seconds of requests (at the rates seen
 // here: 1,600 a client-second one at a time, about 8x that pipelined).
-Run run_redis_benchmark(const Options& o) {
+Run run_redis_benchmark(const Options& o, pid_t server_pid) {
   Run run(o.items);
   run.per_member = false;
+  run.server_pid = server_pid;
   prepare(o, run);
   const int updaters = o.update_percent == 0 ? 0 : std::max(1, (o.clients * o.update_percent + 50) / 100);
   const int readers = o.update_percent == 100 ? 0 : std::max(1, o.clients - updaters);
@@ -500,7 +578,7 @@ Run run_redis_benchmark(const Options& o) {
     char chunk[4096];
     for (ssize_t n; (n = ::read(part.fd, chunk, sizeof chunk)) > 0;) part.out.append(chunk, static_cast<std::size_t>(n));
     ::close(part.fd);
-    if (const int status = wait_process(part.pid); status != 0)
+    if (const int status = wait_process(part.pid, &run.driver_cpu_s); status != 0)
       throw Failure("redis-benchmark exited with status " + std::to_string(status));
   }
   double rps = 0;
@@ -664,8 +742,7 @@ Json report(const Options& o, const Run& run, const std::string& validation_erro
   cdsb::bench::put_latency(t, histograms, "zincrby", run.tally.latency[zincrby_op]);
   rusage self{};
   getrusage(RUSAGE_SELF, &self);
-  const double own_cpu = static_cast<double>(self.ru_utime.tv_sec + self.ru_stime.tv_sec) +
-                         static_cast<double>(self.ru_utime.tv_usec + self.ru_stime.tv_usec) * 1e-6;
+  const double own_cpu = seconds_of(self);
   // The method's own figures (from after the prefill to the end; the network path's from INFO).
   auto put_method = [&](const std::string& name, double value) {
     if (name == "avg_batch") t["method_avg_batch"] = value;
@@ -697,7 +774,17 @@ Json report(const Options& o, const Run& run, const std::string& validation_erro
                              "nr_catch_ups_by_others", "lock_waits"})
       if (run.info_after.count(name) && run.info_before.count(name))
         put_method(name, std::stod(run.info_after.at(name)) - std::stod(run.info_before.at(name)));
-    t["client_cpu_s"] = own_cpu;
+    t["client_cpu_s"] = own_cpu + run.driver_cpu_s;
+    // Which side was the limit: the pinned CPUs' busy share from after the prefill to the end.
+    for (const auto& [name, cpus] : {std::pair{"client_cpus_busy", &o.client_cpus}, std::pair{"server_cpus_busy", &o.server_cpus}}) {
+      const auto share = busy_share(run.costs_before, run.costs_after, *cpus);
+      t[name] = share ? Json(*share) : Json("unavailable");
+    }
+    if (run.costs_before.server_sleeps && run.costs_after.server_sleeps && run.tally.completed > 0)
+      t["server_sleeps_per_request"] = static_cast<double>(*run.costs_after.server_sleeps - *run.costs_before.server_sleeps) /
+                                       static_cast<double>(run.tally.completed);
+    else
+      t["server_sleeps_per_request"] = "unavailable";  // a server this program did not start
     const double before = cpu_of(run.info_before, "used_cpu_user") + cpu_of(run.info_before, "used_cpu_sys");
     const double after = cpu_of(run.info_after, "used_cpu_user") + cpu_of(run.info_after, "used_cpu_sys");
     // The server's CPU from after the prefill to the end (warm-up, window, drain), against every
@@ -802,7 +889,10 @@ int main(int argc, char** argv) {
     pin(0, o.client_cpus);
     std::optional<SpawnedServer> server;
     if (!o.spawn.empty()) server.emplace(o);
-    const Run run = o.in_process ? run_in_process(o) : o.driver == "redis-benchmark" ? run_redis_benchmark(o) : run_network(o);
+    const pid_t server_pid = server ? server->pid() : -1;
+    const Run run = o.in_process                  ? run_in_process(o)
+                    : o.driver == "redis-benchmark" ? run_redis_benchmark(o, server_pid)
+                                                    : run_network(o, server_pid);
     if (server) {
       if (const int status = server->stop(); status != 0)
         throw Failure("the server started after -- exited with status " + std::to_string(status) + " when stopped");

@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
   ServerSettings s;
   KeyspaceConfig k;
   std::string method = "nr", port = "6380", threads, replicas = "1", log_entries = "1024", maxclients = "10000";
-  std::string bulk = "512mb", query = "1gb", output = "256mb", seed;
+  std::string bulk = "512mb", query = "1gb", output = "256mb", seed, idle_poll = "0";
   app.add_option("--bind", s.bind, "Listen on this numeric IPv4 or IPv6 address [127.0.0.1]");
   app.add_option("--port", port, "TCP port; 0: no TCP, only --unixsocket [6380]");
   app.add_option("--unixsocket", s.unixsocket, "Also listen on a Unix socket at PATH (replaced if it exists)");
@@ -87,6 +87,10 @@ int main(int argc, char** argv) {
   app.add_option("--client-output-buffer-limit", output,
                  "A connection whose unsent replies exceed this is closed; its requests wait unrun from 4mb of "
                  "unsent replies [256mb]");
+  app.add_option("--idle-poll-us", idle_poll,
+                 "A worker with no request to run polls its connections this many microseconds before it "
+                 "sleeps: a request arriving meanwhile needs no wake-up (work for the sender's core, a local "
+                 "client's), for the CPU the polling spends; 0: sleep at once, as Redis [0]");
   app.add_option("--hash-seed", seed, "The hashes' secret, for a reproducible run [random at each start]");
   if (auto stop = cdsb::bench::parse_with_cli11(app, argc, argv)) {
     if (std::holds_alternative<HelpShown>(*stop)) return 0;
@@ -103,6 +107,7 @@ int main(int argc, char** argv) {
     k.nr_replicas = parse_integer<int>("--nr-replicas", replicas, 1, k.threads);
     k.nr_log_entries = parse_integer<std::size_t>("--nr-log-entries", log_entries, 2, std::size_t{1} << 26);
     s.maxclients = parse_integer<int>("--maxclients", maxclients, 1, 1 << 20);
+    s.idle_poll_us = parse_integer<int>("--idle-poll-us", idle_poll, 0, 100'000);
     s.proto_max_bulk_len = parse_size("--proto-max-bulk-len", bulk, 1);
     s.client_query_buffer_limit = parse_size("--client-query-buffer-limit", query, 1 << 10);
     s.client_output_buffer_limit = parse_size("--client-output-buffer-limit", output, 1 << 10);

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
@@ -145,7 +146,7 @@ class Server::Worker {
     epoll_event events[256];
     bool may_hold_garbage = false;  // what this worker removed is freed only by its own operations
     while (!stopping_.load(std::memory_order_acquire)) {
-      const int n = epoll_wait(epoll_fd_, events, 256, may_hold_garbage ? idle_reclaim_ms : -1);
+      const int n = wait_for_events(events, 256, may_hold_garbage ? idle_reclaim_ms : -1);
       if (n == 0) {  // idle for a while: free what we retired (Keyspace::reclaim)
         may_hold_garbage = server_.keys_.reclaim(tid_);
         continue;
@@ -161,6 +162,22 @@ class Server::Worker {
         serve(c, events[i].events);
       }
     }
+  }
+
+  // epoll_wait, after polling for up to --idle-poll-us when nothing is ready. A worker that
+  // sleeps must be woken by the core whose send makes its socket ready (try_to_wake_up, often an
+  // IPI): with a local client that is the client's core, so a server that sleeps between requests
+  // slows a client that is the bottleneck. Polling takes the wake-ups away; its price is the CPU
+  // spent polling.
+  int wait_for_events(epoll_event* events, int max, int timeout_ms) {
+    const int idle_poll_us = server_.settings_.idle_poll_us;
+    if (idle_poll_us > 0) {
+      int n = epoll_wait(epoll_fd_, events, max, 0);
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(idle_poll_us);
+      while (n == 0 && std::chrono::steady_clock::now() < until) n = epoll_wait(epoll_fd_, events, max, 0);
+      if (n != 0) return n;
+    }
+    return epoll_wait(epoll_fd_, events, max, timeout_ms);
   }
 
   void take_incoming() {

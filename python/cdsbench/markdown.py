@@ -17,6 +17,8 @@ numbers:
   as ``1.82 [1.61, 2.05]``, or as ``no measurable difference [0.91, 1.12]`` when the interval
   contains 1 (0 for a difference): a page never calls a difference the noise can explain. A
   goal "A >= k x B" is met when the interval's lower bound is >= k (``Comparison.at_least``).
+  ``paired=True``: trial k of A against trial k of B (``stats.compare_paired``), for a grid
+  that runs the compared points back to back.
 - ``table(header, rows)``: a Markdown table.
 """
 from __future__ import annotations
@@ -217,10 +219,16 @@ def cell(point: Point | None, column: str, fmt="%.3f", stat: str = "median") -> 
     return number(point.stat(column, stat), fmt)
 
 
-def compare(a: Point | None, b: Point | None, column: str, kind: str = "ratio") -> stats.Comparison | None:
-    """A's trials against B's (ok points only; None otherwise)."""
+def compare(a: Point | None, b: Point | None, column: str, kind: str = "ratio",
+            paired: bool = False) -> stats.Comparison | None:
+    """A's trials against B's (ok points only; None otherwise). Paired: each trial of A against
+    B's trial of the same number (the runner's round), the trials one side lacks left out."""
     if a is None or b is None or a.status != "ok" or b.status != "ok":
         return None
+    if paired:
+        theirs = {r["run_trial"]: r.get(column) for r in b.ok}
+        return stats.compare_paired([(r.get(column), theirs[r["run_trial"]]) for r in a.ok if r["run_trial"] in theirs],
+                                    kind)
     return stats.compare(a.values(column), b.values(column), kind)
 
 

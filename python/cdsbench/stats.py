@@ -1,6 +1,7 @@
 """Statistics of a grid point's trials: median, mean, 95% confidence interval of the mean
 (Student's t), coefficient of variation (sample standard deviation / mean); and two points side
-by side: the ratio or difference of their medians with a 95% bootstrap interval (``compare``)."""
+by side: the ratio or difference of their medians with a 95% bootstrap interval (``compare``),
+or, for trials measured in pairs, the median of the pairs' ratios (``compare_paired``)."""
 from __future__ import annotations
 
 import math
@@ -72,9 +73,10 @@ BOOTSTRAP_SEED = 14  # fixed: a page rendered twice from the same database is th
 @dataclass(frozen=True)
 class Comparison:
     """A against B: the ratio (or difference) of their medians, with the 95% percentile bootstrap
-    interval over the trials of both sides (each side resampled with replacement on its own).
-    ``low``/``high`` are None when a side has fewer than 2 trials: no interval, so no difference
-    can be called."""
+    interval over the trials of both sides (each side resampled with replacement on its own); or,
+    from ``compare_paired``, the median of the pairs' ratios with the interval over the pairs
+    (``n_a == n_b``: the pairs). ``low``/``high`` are None when a side has fewer than 2 trials: no
+    interval, so no difference can be called."""
 
     kind: str             # "ratio" (A / B) or "difference" (A - B)
     estimate: float
@@ -143,7 +145,39 @@ def compare(a, b, kind: str = "ratio", resamples: int = BOOTSTRAP_RESAMPLES,
             draws.append(v)
     if len(draws) < resamples // 2:  # B's resampled median is mostly 0: no ratio to speak of
         return Comparison(kind, estimate, None, None, len(a), len(b))
+    return _interval(kind, estimate, draws, len(a), len(b))
+
+
+def _interval(kind, estimate, draws, n_a, n_b) -> Comparison:
+    """The 2.5th and 97.5th percentiles of the bootstrap's draws."""
     draws.sort()
     low = draws[int(0.025 * len(draws))]
     high = draws[max(0, math.ceil(0.975 * len(draws)) - 1)]
-    return Comparison(kind, estimate, low, high, len(a), len(b))
+    return Comparison(kind, estimate, low, high, n_a, n_b)
+
+
+def compare_paired(pairs, kind: str = "ratio", resamples: int = BOOTSTRAP_RESAMPLES,
+                   seed: int = BOOTSTRAP_SEED) -> Comparison | None:
+    """A against B from trials measured in pairs ``(a, b)``, each pair at one moment (the runner
+    runs a trial of every point before the next trial, so a grid that puts the compared systems
+    next to each other runs each pair back to back): the median of the pairs' ratios (or
+    differences), with the 95% percentile bootstrap interval over the pairs. A drift of the
+    machine that moves both sides of a pair cancels in its ratio, where ``compare`` counts it as
+    noise. Pairs with a missing side (None, NaN), or B = 0 for a ratio, are left out; None when no
+    pair is left. Deterministic, as ``compare``."""
+    if kind not in ("ratio", "difference"):
+        raise ValueError(f"compare_paired: kind {kind!r} (allowed: ratio, difference)")
+    values = []
+    for a, b in pairs:
+        a, b = _finite([a]), _finite([b])
+        if a and b and (kind == "difference" or b[0] != 0):
+            values.append(a[0] - b[0] if kind == "difference" else a[0] / b[0])
+    values.sort()
+    if not values:
+        return None
+    estimate = median(values)
+    if len(values) < 2:
+        return Comparison(kind, estimate, None, None, 1, 1)
+    rng = random.Random(seed)
+    draws = [median(rng.choices(values, k=len(values))) for _ in range(resamples)]
+    return _interval(kind, estimate, draws, len(values), len(values))

@@ -597,17 +597,17 @@ def test_zset_server_plans_the_studys_experiment_with_the_compared_servers_back_
     by_part = {part: [p for p in plan.points if p["part"] == part] for part in plan.grid["part"]}
     methods = ["nr", "sl", "rwl", "fc", "fcplus"]
     # In process: every method x 1, 2, 4 threads x 0, 10, 50, 100% updates; through the network:
-    # every method and redis-server at 10% (both drivers, with and without pipelining), and
-    # through redis-benchmark at 0, 50, 100%.
+    # every method, `sl` polling before it sleeps, and redis-server at 10% (both drivers, with and
+    # without pipelining), and through redis-benchmark at 0, 50, 100% (no polled `sl` there).
     assert len(by_part["in_process"]) == 5 * 3 * 4 and {p["system"] for p in by_part["in_process"]} == set(methods)
-    assert len(by_part["network"]) == 6 * 2 * 2 and len(by_part["network_ratios"]) == 6 * 3 * 2
+    assert len(by_part["network"]) == 7 * 2 * 2 and len(by_part["network_ratios"]) == 6 * 3 * 2
     trials = Counter(run.point["part"] for run in plan.runs)
-    assert trials == {"in_process": 3 * 60, "network": 10 * 24, "network_ratios": 3 * 36}
-    # The runner goes trial-major, in point order: the six systems of a network cell are
+    assert trials == {"in_process": 3 * 60, "network": 10 * 28, "network_ratios": 3 * 36}
+    # The runner goes trial-major, in point order: the seven systems of a network cell are
     # consecutive points, so the servers a ratio compares run back to back.
-    for i in range(0, len(by_part["network"]), 6):
-        cell = by_part["network"][i:i + 6]
-        assert [p["system"] for p in cell] == methods + ["redis"]
+    for i in range(0, len(by_part["network"]), 7):
+        cell = by_part["network"][i:i + 7]
+        assert [p["system"] for p in cell] == methods + ["sl-poll", "redis"]
         assert len({(p["driver"], p["pipeline"]) for p in cell}) == 1
     for run in plan.runs:
         argv, p = run.argv, run.point
@@ -617,3 +617,6 @@ def test_zset_server_plans_the_studys_experiment_with_the_compared_servers_back_
             server = argv[argv.index("--") + 1:]
             assert server[0] == ("redis-server" if p["system"] == "redis" else "build/cdsbench-zset-server")
             assert argv[argv.index("--server-cpus") + 1] == "1" and argv[argv.index("--client-cpus") + 1] == "0"
+            if p["system"] != "redis":
+                method, poll = ("sl", "10") if p["system"] == "sl-poll" else (p["system"], "0")
+                assert server[server.index("--method") + 1] == method and server[server.index("--idle-poll-us") + 1] == poll

@@ -220,3 +220,18 @@ def test_the_structures_table_keeps_the_registry_the_plan_read(tmp_path):
     assert Results(tmp_path / "r" / "exp" / "results.db").structures["their_map"]["concurrent_erase"] is False
     assert isinstance(sqlite3.connect(tmp_path / "r" / "exp" / "results.db")
                       .execute("SELECT run_load_avg FROM runs").fetchone()[0], float)
+
+
+def test_a_paired_comparison_matches_the_trials_by_their_round():
+    from cdsbench.markdown import Point, compare
+
+    def point(values, status="ok"):
+        return Point(0, "p", {}, len(values), runs=[{"run_status": status, "run_trial": t, "x": v}
+                                                    for t, v in values.items()])
+    ours = point({0: 110.0, 1: 220.0, 2: 55.0, 3: 330.0})
+    theirs = point({0: 100.0, 1: 200.0, 2: 50.0, 4: 1.0})  # its trial 3 failed, trial 4 has no partner
+    c = compare(ours, theirs, "x", paired=True)
+    assert (c.n_a, c.estimate, c.low, c.high) == (3, pytest.approx(1.1), pytest.approx(1.1), pytest.approx(1.1))
+    unpaired = compare(ours, theirs, "x")
+    assert unpaired.n_a == 4 and unpaired.n_b == 4 and unpaired.low < 1.1 < unpaired.high
+    assert compare(ours, point({0: 1.0}, status="failed"), "x", paired=True) is None

@@ -7,7 +7,7 @@ import statistics
 import pytest
 
 from cdsbench.markdown import ratio_text
-from cdsbench.stats import compare, summarize, t975
+from cdsbench.stats import compare, compare_paired, summarize, t975
 
 
 def test_three_trials():
@@ -110,3 +110,37 @@ def test_nothing_to_compare():
     assert ratio_text(None) == "—"
     with pytest.raises(ValueError):
         compare([1.0], [1.0], "quotient")
+
+
+# compare_paired(): trials measured in pairs, the drift of the machine common to both sides
+
+def test_pairs_see_through_a_drift_that_hides_the_difference_from_unpaired_trials():
+    drift = [100, 130, 80, 150, 95, 120, 70, 140, 110, 90]  # the machine's moment, trial by trial
+    b = [d * f for d, f in zip(drift, [1.00, 1.01, 0.99, 1.00, 1.02, 0.98, 1.00, 1.01, 0.99, 1.00])]
+    a = [x * 1.05 for x in drift]
+    unpaired = compare(a, b)
+    assert unpaired.low < 1 < unpaired.high  # the drift swamps 5%
+    paired = compare_paired(list(zip(a, b)))
+    assert paired.n_a == paired.n_b == 10
+    assert 1.0 < paired.low <= 1.05 <= paired.high < 1.1 and paired.at_least(1.0)
+    assert paired.estimate == pytest.approx(statistics.median(x / y for x, y in zip(a, b)))
+    d = compare_paired(list(zip(a, b)), "difference")
+    assert d.sign == 1 and d.estimate == pytest.approx(statistics.median(x - y for x, y in zip(a, b)))
+
+
+def test_pairs_with_no_difference_call_none_and_the_draws_are_fixed():
+    pairs = [(1.0, 1.02), (1.1, 1.08), (0.9, 0.93), (1.05, 1.01), (0.95, 0.97)]
+    c = compare_paired(pairs)
+    assert c.low < 1 < c.high and not c.measurable
+    random.seed(12345)  # the caller's generator is not the bootstrap's
+    assert compare_paired(list(reversed(pairs))) == c  # nor does the order of the pairs matter
+
+
+def test_pairs_with_a_missing_side_are_left_out():
+    c = compare_paired([(2.0, 1.0), (None, 1.0), (3.0, float("nan")), (4.0, 0.0), (2.2, 1.0), ("x", 1.0)])
+    assert (c.n_a, c.estimate) == (2, pytest.approx(2.1))
+    one = compare_paired([(2.0, 1.0), (None, 1.0)])
+    assert one.estimate == 2.0 and one.low is None and ratio_text(one) == "2.00 (1 trial: no interval)"
+    assert compare_paired([]) is None and compare_paired([(1.0, None), (1.0, 0.0)]) is None
+    with pytest.raises(ValueError):
+        compare_paired([(1.0, 1.0)], "quotient")

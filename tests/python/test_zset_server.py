@@ -1,6 +1,8 @@
 """The sorted-set server (apps/zset_server) against the real redis-server and real clients:
 the same commands sent to both must get the same reply bytes; redis-cli and redis-py drive it;
 malformed requests get Redis's protocol errors and a closed connection."""
+import glob
+import os
 import random
 import resource
 import shutil
@@ -282,7 +284,9 @@ def test_usage_errors_are_one_line_and_exit_2():
                         (["--threads", "0"], "--threads: 0 is out of range; allowed: an integer in 1..1024"),
                         (["--nr-replicas", "3", "--threads", "2"], "--nr-replicas: 3 is out of range"),
                         (["--proto-max-bulk-len", "12zb"], "--proto-max-bulk-len: '12zb' is not a size"),
-                        (["--port", "70000"], "--port: 70000 is out of range")]:
+                        (["--port", "70000"], "--port: 70000 is out of range"),
+                        (["--idle-poll-us", "-1"], "--idle-poll-us: -1 is out of range; allowed: an integer in 0..100000"),
+                        (["--idle-poll-us", "5ms"], "--idle-poll-us: '5ms' is not an integer")]:
         p = subprocess.run([binary, *args], capture_output=True, text=True, timeout=30)
         assert p.returncode == 2 and p.stderr.count("\n") == 1 and words in p.stderr, (args, p.stderr)
 
@@ -433,6 +437,32 @@ def test_more_clients_than_maxclients_are_refused_with_an_error():
         assert RawClient(ours.port).call("PING") == b"+PONG\r\n"
 
 
+def sleeps(process):
+    """The times a process's threads blocked: their voluntary context switches, summed."""
+    total = 0
+    for task in glob.glob(f"/proc/{process.pid}/task/*/status"):
+        with open(task) as f:
+            total += sum(int(line.split()[1]) for line in f if line.startswith("voluntary_ctxt_switches:"))
+    return total
+
+
+@pytest.mark.parametrize("poll_us, most", [(0, None), (100_000, 30)])
+def test_a_worker_that_polls_before_it_sleeps_is_not_put_to_sleep_by_each_request(poll_us, most):
+    """300 PINGs one after another: a worker that sleeps at once sleeps between every two of them
+    (and must be woken by the client's send); one that polls 100 ms first hardly ever sleeps."""
+    with our_server("--threads", "1", "--idle-poll-us", poll_us) as ours:
+        c = RawClient(ours.port)
+        assert f"idle_poll_us:{poll_us}\r\n" in c.call("INFO", "server").decode()
+        before = sleeps(ours.process)
+        for _ in range(300):
+            assert c.call("PING") == b"+PONG\r\n"
+        slept = sleeps(ours.process) - before
+        if most is None:
+            assert slept >= 250, slept
+        else:
+            assert slept <= most, slept
+
+
 LOAD = BUILD / "cdsbench-zset-load"
 
 
@@ -454,19 +484,28 @@ def test_the_load_generator_in_process_validates_every_score(method):
 def test_the_load_generator_drives_our_server_and_redis_server_through_both_drivers():
     """A server started after `--` on a free port: ours, then the real redis-server, each driven by
     our clients and by the real redis-benchmark; the scores validated each time."""
+    cpus = sorted(os.sched_getaffinity(0))
     for server in ([str(BUILD / "cdsbench-zset-server"), "--threads", "1", "--method", "fcplus"],
                    ["redis-server", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]):
         for driver in ("load", "redis-benchmark"):
             port = free_port()
+            # Pinned through redis-benchmark (when this process may use 2 CPUs), not through ours.
+            pins = ["--client-cpus", cpus[0], "--server-cpus", cpus[1]] if driver == "redis-benchmark" and len(cpus) > 1 else []
             code, out, err = load("--target", f"127.0.0.1:{port}", "--driver", driver, "--clients", 10, "--pipeline", 4,
-                                  "--update-ratio", 20, "--items", 1000, "--duration", 1, "--warmup", 0, "--",
+                                  "--update-ratio", 20, "--items", 1000, "--duration", 1, "--warmup", 0, *pins, "--",
                                   *server, "--port", port)
             assert code == 0, (server, driver, err)
             assert out["valid"] == "true" and out["driver"] == driver, (server, driver, out)
             assert out["server"] == ("redis-server" if server[0] == "redis-server" else "cdsbench-zset-server")
             assert float(out["requests_per_server_cpu_s"]) > 0 and float(out["requests_per_s"]) > 0
+            # Which side was the limit: the pinned CPUs' busy share, the server's sleeps.
+            assert 0 <= float(out["server_sleeps_per_request"]) < 2, out
+            for side in ("client_cpus_busy", "server_cpus_busy"):
+                assert (0 < float(out[side]) <= 1) if pins else out[side] == "unavailable", (side, out)
             if driver == "redis-benchmark":
                 assert out["zrank_clients"] == "8" and out["zincrby_clients"] == "2"
+                # The client's CPU is redis-benchmark's (a second of work), not only this process's.
+                assert float(out["client_cpu_s"]) > 0.2, out
 
 
 def test_the_load_generator_refuses_bad_options_in_one_line():
