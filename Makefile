@@ -31,13 +31,15 @@ test: build build-asan build-tsan
 demo: build
 	@scripts/demo
 
-# Harness overhead with the `null` structure and per-sample cost of each generator.
-bench-overhead: build
-	@scripts/bench-overhead
-
 # The experiments behind docs/results-*.md, through the runner (resumable: the same command goes
 # on where it stopped; results, database and report in results/NAME/). Each experiment's
 # docstring names the CDSBENCH_* variables that shrink it.
+# The harness's own cost per operation (--ds null), then each generator's and distribution's
+# isolated cost per sample (~2 min).
+bench-overhead: build
+	@.venv/bin/cdsbench-run experiments/overhead.py --out docs/results-overhead.md
+	@build/cdsbench-rng-bench --trials 5
+
 # Reclaimers and allocation policies: guard cost, list throughput, memory boundedness (~9 min).
 bench-reclaim: build
 	@.venv/bin/cdsbench-run experiments/reclaim.py --out docs/results-reclaim.md

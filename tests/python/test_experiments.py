@@ -620,3 +620,29 @@ def test_zset_server_plans_the_studys_experiment_with_the_compared_servers_back_
             if p["system"] != "redis":
                 method, poll = ("sl", "10") if p["system"] == "sl-poll" else (p["system"], "0")
                 assert server[server.index("--method") + 1] == method and server[server.index("--idle-poll-us") + 1] == poll
+
+
+# ---------------------------------------------------------------------------------------------
+# overhead.py
+
+
+def test_overhead_plans_every_generator_and_distribution_the_harness_knows(clean_env):
+    plan = plan_of("overhead")
+    by_part = {part: [p for p in plan.points if p["part"] == part] for part in plan.grid["part"]}
+    # The experiment's lists are the harness's own: its usage errors name what is allowed.
+    allowed = {}
+    for option in ("--prng", "--distribution"):
+        err = subprocess.run([str(BUILD / "cdsbench"), "--ds", "null", option, "bogus"], capture_output=True,
+                             text=True).stderr
+        allowed[option] = err.split("allowed: ")[1].strip()
+    assert [p["prng"] for p in by_part["generator"]] == allowed["--prng"].split(", ")
+    named = [d.split(":")[0] for d in (p["distribution"] for p in by_part["distribution"])]
+    assert named == [w.split(":")[0].split(" ")[0] for w in allowed["--distribution"].split(", ")]
+    assert {p["threads"] for p in by_part["generator"] + by_part["distribution"]} == {1}
+    assert by_part["threads"][0]["threads"] == 1 and len(by_part["threads"]) <= 2
+    assert Counter(run.point["part"] for run in plan.runs) == {part: 5 * len(by_part[part]) for part in by_part}
+    for run in plan.runs:
+        o, p = options(run), run.point
+        assert (o["--ds"], o["--prng"], o["--distribution"], o["--threads"]) == (
+            "null", p["prng"], p["distribution"], str(p["threads"]))
+        assert o["--duration-ms"] == "1000" and o["--trials"] == "1"
