@@ -32,6 +32,7 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <charconv>
+#include <cinttypes>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -282,8 +283,8 @@ std::map<int, std::pair<std::uint64_t, std::uint64_t>> cpu_ticks() {
   for (std::string line; std::getline(in, line);) {
     int cpu = -1;
     std::uint64_t v[8]{};
-    if (std::sscanf(line.c_str(), "cpu%d %lu %lu %lu %lu %lu %lu %lu %lu", &cpu, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-                    &v[6], &v[7]) != 9)
+    if (std::sscanf(line.c_str(), "cpu%d %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
+                    " %" SCNu64, &cpu, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 9)
       continue;  // the "cpu " total line, or a line of something else
     std::uint64_t all = 0;
     for (std::uint64_t x : v) all += x;
