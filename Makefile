@@ -48,7 +48,7 @@ bench-reclaim: build
 bench-prefill: build
 	@.venv/bin/cdsbench-run experiments/prefill.py --out docs/results-prefill.md
 
-# Node Replication and the black-box baselines: the grid of issue 8 (1,665 runs, ~40 min on 2 cores).
+# Node Replication and the black-box baselines: the grid of issue 8 (1,665 runs, ~15 min on 2 cores).
 bench-nr: build
 	@.venv/bin/cdsbench-run experiments/nr.py --out docs/results-nr.md
 

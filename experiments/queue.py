@@ -133,7 +133,8 @@ def comparisons(results, pick, cols):
     out = []
     for _, params in cols:
         pair = pick(params)
-        c = compare(results.point(ds=pair[0], **params), results.point(ds=pair[1], **params), "mitems") if pair else None
+        c = (compare(results.point(ds=pair[0], **params), results.point(ds=pair[1], **params), "mitems", paired=True)
+             if pair else None)
         out.append((params, c, pair))
     return out
 
@@ -151,7 +152,9 @@ def render_goals(w, results):
           % (label, goal, "met" if found and certain == len(found) else "NOT met", certain, len(found), detail or DASH))
     w("")
     w("A goal is met only where every 95% interval lies at or above it: a median ratio above it with")
-    w("an interval reaching below it is a difference this machine's noise cannot confirm.")
+    w("an interval reaching below it is a difference this machine's noise cannot confirm. A goal's ratio is")
+    w("paired: the structures of a column run back to back in each trial round, and the ratio is the median of")
+    w("the rounds' ratios with a bootstrap over them, so a drift of the machine between rounds cancels.")
     w("")
 
 
@@ -244,8 +247,10 @@ EXPERIMENT = Experiment(
     description="Issue 16: our queues and stacks beside oneTBB's, moodycamel's, Boost's and libcds's, single items "
                 "and batches of 20, pairs and split modes, and their memory per item; see the docstring of "
                 "experiments/queue.py.",
-    grid={"part": SELECTED, "ds": STRUCTURES, "threads": union("threads"), "mode": union("modes"),
-          "batch": union("batches")},
+    # `ds` last: the runner runs a trial of every point before the next trial, in grid order, so
+    # the structures of a column run back to back and a goal's ratio is taken trial by trial.
+    grid={"part": SELECTED, "threads": union("threads"), "mode": union("modes"), "batch": union("batches"),
+          "ds": STRUCTURES},
     exclude=[outside],
     trials=5,
     seed=16,

@@ -491,6 +491,10 @@ def test_queue_plans_every_queue_and_stack_in_both_modes_and_batches(clean_env):
     # throughput: pairs at 1, 2, 4 threads and split at 2 and 4 (a producer and a consumer at
     # least), each at batches of 1 and 20; memory: one point per structure.
     assert Counter(p["ds"] for p in by_part["throughput"]) == {n: 10 for n in queues}
+    # The structures of a column are consecutive points: a goal's pair runs back to back.
+    columns = [by_part["throughput"][i:i + len(queues)] for i in range(0, len(by_part["throughput"]), len(queues))]
+    assert all([p["ds"] for p in c] == queues and len({(p["threads"], p["mode"], p["batch"]) for p in c}) == 1
+               for c in columns)
     assert not [p for p in by_part["throughput"] if p["mode"] == "split" and p["threads"] < 2]
     assert [p["ds"] for p in by_part["memory"]] == queues
     assert len(plan.runs) == 5 * len(plan.points)
