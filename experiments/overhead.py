@@ -58,8 +58,10 @@ def page(results):
     goal = results.point(part="generator", **DEFAULT)
     s = summarize(goal.values(COLUMN)) if goal is not None and goal.status == "ok" else None
     if s is None or s.n < 2:
-        w("- The defaults (xoshiro256**, uniform keys, one thread) at most %.0f ns per operation: not measured "
-          "(%s)." % (GOAL_NS, goal.status if goal is not None else "left out of this run"))
+        why = ("left out of this run" if goal is None else goal.status if goal.status != "ok"
+               else "one trial: no interval")
+        w("- The defaults (xoshiro256**, uniform keys, one thread) at most %.0f ns per operation: not shown (%s)."
+          % (GOAL_NS, why))
     else:
         w("- The defaults (xoshiro256**, uniform keys, one thread) at most %.0f ns per operation: median %.2f ns, "
           "95%% interval of the mean [%.2f, %.2f]: %s (met when the interval's high end is at most %.0f)." % (
